@@ -1,0 +1,143 @@
+// Model: a graph of layers with Keras's compile / fit / evaluate / predict / summary /
+// save / load. Sequential builds the same graph from a list of layers.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tandem/array.h"
+#include "tandem/callbacks.h"
+#include "tandem/layers.h"
+#include "tandem/optimizers.h"
+#include "tandem/samples.h"
+
+namespace tandem {
+
+struct History {
+  std::vector<int> epoch;                              // 0-based, like Keras
+  std::map<std::string, std::vector<double>> history;  // "loss", "accuracy", "val_loss", ...
+};
+
+struct FitOptions {
+  int64_t batch_size = 32;
+  int epochs = 1;
+  // 0 silent, 1 progress bar on a terminal (one line per epoch otherwise), 2 one line per epoch.
+  int verbose = 1;
+  bool shuffle = true;
+  std::optional<uint64_t> seed;   // shuffling and dropout; default: the global seed
+  double validation_split = 0.0;  // the last fraction of x, y, taken before shuffling
+  std::optional<std::pair<Samples, Samples>> validation_data;
+  CallbackList callbacks;
+  int initial_epoch = 0;
+};
+
+struct EvaluateOptions {
+  int64_t batch_size = 32;
+  int verbose = 1;
+};
+
+struct PredictOptions {
+  int64_t batch_size = 32;
+  int verbose = 0;
+};
+
+// Timing of the last fit / evaluate / predict, for reports and benchmarks.
+struct RunTimes {
+  double fit_seconds = 0, predict_seconds = 0, evaluate_seconds = 0;
+  int64_t train_steps = 0;
+  std::map<std::string, double> phase_seconds;  // data, forward, loss, backward, optimizer...
+};
+
+namespace detail {
+struct ModelState;
+}
+
+class Model {
+ public:
+  Model(const Node& inputs, const Node& outputs, const std::string& name = "model");
+  Model(Model&&) noexcept;
+  Model& operator=(Model&&) noexcept;
+  virtual ~Model();
+
+  // optimizer: an Optimizer or a name ("rmsprop"); loss: categorical_crossentropy,
+  // sparse_categorical_crossentropy, binary_crossentropy, mean_squared_error (mse);
+  // metrics: {"accuracy"} or {}.
+  void compile(const Optimizer& optimizer, const std::string& loss,
+               const std::vector<std::string>& metrics = {});
+  void compile(const std::string& optimizer, const std::string& loss,
+               const std::vector<std::string>& metrics = {});
+
+  History fit(const Samples& x, const Samples& y, const FitOptions& options = {});
+  // {"loss": ..., "accuracy": ...}
+  std::map<std::string, double> evaluate(const Samples& x, const Samples& y,
+                                         const EvaluateOptions& options = {});
+  Tensor predict(const Samples& x, const PredictOptions& options = {});
+  // One update on exactly this batch; returns its loss (and accuracy) before the update,
+  // like Keras's train_on_batch.
+  std::map<std::string, double> train_on_batch(const Samples& x, const Samples& y);
+
+  void summary(std::ostream& out) const;
+  void summary() const;
+  std::string summary_string() const;
+  int64_t count_params() const;
+  const std::string& name() const;
+  Shape input_shape() const;   // per sample
+  Shape output_shape() const;  // per sample
+
+  // Keras order: per layer, kernel then bias.
+  std::vector<Tensor> get_weights() const;
+  // Shapes must match get_weights(); a mismatch is a ShapeError naming the layer.
+  void set_weights(const std::vector<Tensor>& weights);
+
+  // Whole model (architecture, weights, optimizer and its state), versioned and
+  // checksummed, written atomically.
+  void save(const std::string& path) const;
+  static Model load(const std::string& path);
+  void save_weights(const std::string& path) const;
+  // Into this architecture; a file from another architecture is a ShapeError.
+  void load_weights(const std::string& path);
+
+  double learning_rate() const;
+  void set_learning_rate(double learning_rate);
+  bool stop_training = false;
+
+  const RunTimes& run_times() const;
+  detail::ModelState& state() const { return *state_; }
+
+ protected:
+  Model();  // for Sequential: the graph is built on first use
+  // init_seed: where weight initialisation draws from (default: the global seed stream).
+  void build(const Node& inputs, const Node& outputs, const std::string& name,
+             std::optional<uint64_t> init_seed = {});
+  virtual void ensure_built() const {}
+
+ private:
+  std::unique_ptr<detail::ModelState> state_;
+};
+
+// Layers in order; the first call to add() may be Input(shape), or give input_shape.
+class Sequential : public Model {
+ public:
+  explicit Sequential(const std::string& name = "sequential");
+  Sequential(const Shape& input_shape, const std::vector<Layer>& layers = {},
+             const std::string& name = "sequential");
+  void add(const Layer& layer);
+  void add(const Node& input);  // Input(shape)
+
+ protected:
+  void ensure_built() const override;
+
+ private:
+  std::optional<Node> input_;
+  std::vector<Layer> pending_;
+  std::string seq_name_;
+  uint64_t init_seed_;  // drawn at construction, as Keras draws when layers are created
+};
+
+}  // namespace tandem

@@ -1,0 +1,17 @@
+// Files that are either whole or absent: written to a temporary file beside the target,
+// fsync'ed, then renamed over it (the previous version survives a crash mid-write).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tandem {
+
+// Writes `contents` to `path` atomically. IoError naming the path on any failure; the
+// temporary file is removed then.
+void write_file_atomically(const std::string& path, std::string_view contents);
+// The whole file. IoError when it cannot be opened or read.
+std::string read_whole_file(const std::string& path);
+
+}  // namespace tandem

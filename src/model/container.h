@@ -1,0 +1,37 @@
+// The tandem file container (models, weights, checkpoints):
+//   offset 0   8 bytes   magic "TANDEM\x01\n"
+//          8   u32       format version (1)
+//         12   u32       header length H (bytes of JSON)
+//         16   H bytes   header JSON: {"kind": ..., "sections": [{"name", "count"}...], ...}
+//     16 + H   float32 little-endian data of every section, in header order
+//        end-4 u32       CRC-32 (zlib) of every byte before it
+// Every read error is a FormatError with the file's path and the offset at fault.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tandem::detail {
+
+inline constexpr uint32_t kContainerVersion = 1;
+
+struct Section {
+  std::string name;
+  std::vector<float> values;
+};
+
+struct Container {
+  nlohmann::json header;  // "kind" and any metadata; "sections" is filled on write
+  std::vector<Section> sections;
+
+  const Section& section(const std::string& name, const std::string& path) const;
+};
+
+// Serialises and writes atomically.
+void write_container(const std::string& path, Container container);
+// Reads and verifies magic, version, checksum and sizes; expected_kind "" accepts any.
+Container read_container(const std::string& path, const std::string& expected_kind);
+
+}  // namespace tandem::detail

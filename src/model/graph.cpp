@@ -1,0 +1,204 @@
+#include "model/graph.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "nn/initializer.h"
+#include "tandem/error.h"
+
+namespace tandem::detail {
+namespace {
+
+std::string snake_case(const std::string& type) {
+  if (type == "InputLayer") return "input";
+  std::string out;
+  for (size_t i = 0; i < type.size(); ++i) {
+    const char c = type[i];
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      if (i) out += '_';
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Graph::Graph(const Node& input, const Node& output) {
+  if (!input.data() || !output.data()) throw ConfigError("Model: inputs and outputs must be set");
+  if (!input.data()->layer->is_input()) {
+    throw ConfigError("Model: `inputs` must come from tandem::Input(...)");
+  }
+  // Depth-first post-order from the output gives a topological order.
+  std::unordered_map<const NodeData*, int> index;
+  std::vector<const NodeData*> order;
+  std::set<const NodeData*> on_path;
+  std::vector<std::pair<const NodeData*, size_t>> stack = {{output.data().get(), 0}};
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next == 0) on_path.insert(node);
+    if (next < node->inputs.size()) {
+      const NodeData* child = node->inputs[next++].get();
+      if (on_path.count(child)) throw ConfigError("Model: the graph has a cycle");
+      if (!index.count(child)) stack.push_back({child, 0});
+      continue;
+    }
+    on_path.erase(node);
+    if (!index.count(node)) {
+      if (node->layer->is_input() && node != input.data().get()) {
+        throw ConfigError("Model: the outputs depend on an Input ('" + node->layer->name +
+                          "') that is not the model's input");
+      }
+      index[node] = static_cast<int>(order.size());
+      order.push_back(node);
+    }
+    stack.pop_back();
+  }
+  if (!index.count(input.data().get())) {
+    throw ConfigError("Model: the outputs do not depend on the given input");
+  }
+  // The input first (it has no inputs, so moving it to the front keeps the order valid).
+  std::stable_partition(order.begin(), order.end(),
+                        [&](const NodeData* n) { return n == input.data().get(); });
+  for (size_t i = 0; i < order.size(); ++i) index[order[i]] = static_cast<int>(i);
+
+  std::unordered_map<const LayerImpl*, int> layer_index;
+  for (const NodeData* data : order) {
+    GraphNode node;
+    node.layer = data->layer;
+    node.shape = data->shape;
+    node.size = shape_size(data->shape);
+    for (const auto& in : data->inputs) {
+      node.inputs.push_back(index.at(in.get()));
+      node.input_shapes.push_back(in->shape);
+      node.input_sizes.push_back(shape_size(in->shape));
+      ++nodes_[node.inputs.back()].consumers;
+    }
+    auto [it, fresh] = layer_index.emplace(data->layer.get(), static_cast<int>(layers_.size()));
+    if (fresh) layers_.push_back({data->layer});
+    node.layer_index = it->second;
+    ++layers_[it->second].uses;
+    nodes_.push_back(std::move(node));
+  }
+  name_layers();
+  layout_params();
+}
+
+void Graph::name_layers() {
+  std::map<std::string, int> counters;
+  std::set<std::string> taken;
+  for (const LayerEntry& e : layers_) {
+    if (e.layer->name.empty()) continue;
+    if (!taken.insert(e.layer->name).second) {
+      throw ConfigError("Model: two layers are named '" + e.layer->name +
+                        "'; layer names must be unique");
+    }
+  }
+  for (LayerEntry& e : layers_) {
+    if (!e.layer->name.empty()) continue;
+    const std::string base = snake_case(e.layer->type());
+    std::string name;
+    do {
+      const int n = counters[base]++;
+      // Keras numbers inputs from 1 (input_1) and other layers from none (dense, dense_1).
+      if (e.layer->is_input())
+        name = base + "_" + std::to_string(n + 1);
+      else
+        name = n == 0 ? base : base + "_" + std::to_string(n);
+    } while (taken.count(name));
+    taken.insert(name);
+    e.layer->name = name;
+  }
+}
+
+void Graph::layout_params() {
+  int64_t offset = 0;
+  for (size_t li = 0; li < layers_.size(); ++li) {
+    LayerEntry& entry = layers_[li];
+    entry.param_offset = offset;
+    std::vector<ParamSpec> first_specs;
+    bool first = true;
+    for (const GraphNode& node : nodes_) {
+      if (node.layer_index != static_cast<int>(li)) continue;
+      auto specs = entry.layer->param_specs(node.input_shapes);
+      if (first) {
+        first_specs = std::move(specs);
+        first = false;
+      } else {
+        bool same = specs.size() == first_specs.size();
+        for (size_t i = 0; same && i < specs.size(); ++i) {
+          same = specs[i].shape == first_specs[i].shape;
+        }
+        if (!same) {
+          throw ShapeError("layer '" + entry.layer->name +
+                           "' is called on inputs of different shapes; shared weights need "
+                           "the same shape each time");
+        }
+      }
+    }
+    for (ParamSpec& spec : first_specs) {
+      check_initializer_name(spec.initializer.name, "layer '" + entry.layer->name + "'");
+      const int64_t size = shape_size(spec.shape);
+      entry.params.push_back(static_cast<int>(params_.size()));
+      params_.push_back({static_cast<int>(li), std::move(spec), offset, size});
+      param_count_ += size;
+      offset += size;  // a layer's parameters are contiguous: layers index them from its start
+    }
+    entry.param_count = offset - entry.param_offset;
+    offset = (offset + kParamAlignFloats - 1) / kParamAlignFloats * kParamAlignFloats;
+  }
+  param_buffer_size_ = offset;
+}
+
+bool Graph::is_chain() const {
+  for (size_t i = 1; i < nodes_.size(); ++i) {
+    if (nodes_[i].inputs.size() != 1 || nodes_[i].inputs[0] != static_cast<int>(i) - 1) {
+      return false;
+    }
+  }
+  return true;
+}
+
+nlohmann::json Graph::to_json() const {
+  nlohmann::json layers = nlohmann::json::array(), nodes = nlohmann::json::array();
+  for (const LayerEntry& e : layers_) {
+    layers.push_back({{"type", e.layer->type()}, {"config", e.layer->config()}});
+  }
+  for (const GraphNode& n : nodes_)
+    nodes.push_back({{"layer", n.layer_index}, {"inputs", n.inputs}});
+  return {{"layers", layers}, {"nodes", nodes}};
+}
+
+std::pair<Node, Node> Graph::nodes_from_json(const nlohmann::json& architecture) {
+  std::vector<Layer> layers;
+  for (const auto& l : architecture.at("layers")) {
+    layers.emplace_back(layer_from_config(l.at("type").get<std::string>(), l.at("config")));
+  }
+  std::vector<Node> nodes;
+  for (const auto& n : architecture.at("nodes")) {
+    const size_t li = n.at("layer").get<size_t>();
+    if (li >= layers.size()) throw ConfigError("architecture: node refers to a missing layer");
+    const auto& impl = layers[li].impl();
+    if (impl->is_input()) {
+      auto data = std::make_shared<NodeData>();
+      data->layer = impl;
+      data->shape = impl->output_shape({});
+      nodes.emplace_back(std::move(data));
+      continue;
+    }
+    std::vector<Node> inputs;
+    for (size_t i : n.at("inputs").get<std::vector<size_t>>()) {
+      if (i >= nodes.size()) throw ConfigError("architecture: node input out of order");
+      inputs.push_back(nodes[i]);
+    }
+    nodes.push_back(layers[li](inputs));
+  }
+  if (nodes.empty()) throw ConfigError("architecture: no nodes");
+  return {nodes.front(), nodes.back()};
+}
+
+}  // namespace tandem::detail

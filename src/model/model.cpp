@@ -1,0 +1,200 @@
+// Model construction, compile, weights and Sequential. fit/evaluate/predict live in
+// fit.cpp and inference.cpp; summary.cpp and serialize.cpp hold the rest.
+#include "tandem/model.h"
+
+#include <iostream>
+
+#include "model/model_state.h"
+#include "nn/initializer.h"
+#include "tandem/config.h"
+#include "tandem/error.h"
+
+namespace tandem {
+
+Model& Callback::model() const {
+  if (!model_) throw ConfigError("callback used outside fit(): no model attached");
+  return *model_;
+}
+
+namespace detail {
+
+const Compiled& ModelState::require_compiled(const char* what) const {
+  if (!compiled) {
+    throw ConfigError(std::string("model '") + name + "' must be compiled before " + what +
+                      "; call compile(optimizer, loss, metrics)");
+  }
+  return *compiled;
+}
+
+void ModelState::initialize_params() {
+  params.resize(graph->param_buffer_size());
+  const auto& entries = graph->params();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const ParamEntry& e = entries[i];
+    const uint64_t seed =
+        e.spec.initializer.seed ? *e.spec.initializer.seed : Rng::derive(init_seed, i);
+    Rng rng(seed);
+    const auto& layer = graph->layers()[e.layer_index].layer;
+    initialize(e.spec, params.data() + e.offset, rng, "layer '" + layer->name + "'");
+  }
+}
+
+void ModelState::reset_optimizer_state() {
+  const int slots = compiled ? compiled->kernel->state_slots() : 0;
+  optimizer_state.clear();
+  optimizer_state.resize(slots);
+  for (auto& s : optimizer_state) s.resize(graph->param_buffer_size());
+  iterations = 0;
+}
+
+}  // namespace detail
+
+Model::Model() : state_(std::make_unique<detail::ModelState>()) {}
+
+Model::Model(const Node& inputs, const Node& outputs, const std::string& name) : Model() {
+  build(inputs, outputs, name);
+}
+
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+void Model::build(const Node& inputs, const Node& outputs, const std::string& name,
+                  std::optional<uint64_t> init_seed) {
+  auto& s = *state_;
+  s.name = name;
+  s.input = inputs;
+  s.output = outputs;
+  s.graph = std::make_unique<detail::Graph>(inputs, outputs);
+  s.init_seed = init_seed ? *init_seed : next_seed();
+  s.initialize_params();
+}
+
+void Model::compile(const Optimizer& optimizer, const std::string& loss,
+                    const std::vector<std::string>& metrics) {
+  ensure_built();
+  auto& s = *state_;
+  detail::Compiled c;
+  c.optimizer = optimizer;
+  c.kernel = detail::make_optimizer_kernel(optimizer);
+  c.loss = detail::Loss(detail::parse_loss(loss));
+  for (const std::string& m : metrics) {
+    if (m != "accuracy" && m != "acc") {
+      throw ConfigError("unknown metric '" + m + "' (known: accuracy)");
+    }
+    c.accuracy = true;
+  }
+  c.metrics = metrics;
+  c.accuracy_kind = detail::accuracy_for(c.loss.kind(), s.classes());
+  s.compiled = std::move(c);
+  s.learning_rate = optimizer.learning_rate;
+  s.reset_optimizer_state();
+}
+
+void Model::compile(const std::string& optimizer, const std::string& loss,
+                    const std::vector<std::string>& metrics) {
+  compile(optimizer_from_name(optimizer), loss, metrics);
+}
+
+int64_t Model::count_params() const {
+  ensure_built();
+  return state_->graph->param_count();
+}
+
+const std::string& Model::name() const {
+  ensure_built();
+  return state_->name;
+}
+
+Shape Model::input_shape() const {
+  ensure_built();
+  return state_->graph->input().shape;
+}
+
+Shape Model::output_shape() const {
+  ensure_built();
+  return state_->graph->output().shape;
+}
+
+std::vector<Tensor> Model::get_weights() const {
+  ensure_built();
+  std::vector<Tensor> out;
+  for (const auto& e : state_->graph->params()) {
+    const float* p = state_->params.data() + e.offset;
+    out.emplace_back(e.spec.shape, std::vector<float>(p, p + e.size));
+  }
+  return out;
+}
+
+void Model::set_weights(const std::vector<Tensor>& weights) {
+  ensure_built();
+  const auto& entries = state_->graph->params();
+  if (weights.size() != entries.size()) {
+    throw ShapeError("set_weights: model '" + state_->name + "' has " +
+                     std::to_string(entries.size()) + " weight arrays, got " +
+                     std::to_string(weights.size()));
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const auto& e = entries[i];
+    if (weights[i].shape() != e.spec.shape) {
+      throw ShapeError("set_weights: layer '" + state_->graph->layers()[e.layer_index].layer->name +
+                       "' " + e.spec.name + " has shape " + shape_to_string(e.spec.shape) +
+                       ", got " + shape_to_string(weights[i].shape()));
+    }
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::copy(weights[i].data(), weights[i].data() + entries[i].size,
+              state_->params.data() + entries[i].offset);
+  }
+}
+
+double Model::learning_rate() const {
+  return state_->learning_rate;
+}
+
+void Model::set_learning_rate(double learning_rate) {
+  if (!(learning_rate >= 0)) {
+    throw ConfigError("set_learning_rate: must be >= 0, got " + std::to_string(learning_rate));
+  }
+  state_->learning_rate = learning_rate;
+}
+
+const RunTimes& Model::run_times() const {
+  return state_->run_times;
+}
+
+void Model::summary() const {
+  summary(std::cout);
+}
+
+Sequential::Sequential(const std::string& name) : seq_name_(name), init_seed_(next_seed()) {}
+
+Sequential::Sequential(const Shape& input_shape, const std::vector<Layer>& layers,
+                       const std::string& name)
+    : input_(Input(input_shape)), pending_(layers), seq_name_(name), init_seed_(next_seed()) {}
+
+void Sequential::add(const Layer& layer) {
+  if (state().graph) throw ConfigError("Sequential: cannot add layers after the model is built");
+  pending_.push_back(layer);
+}
+
+void Sequential::add(const Node& input) {
+  if (input_ || !pending_.empty()) {
+    throw ConfigError("Sequential: Input(...) must be the first and only input added");
+  }
+  input_ = input;
+}
+
+void Sequential::ensure_built() const {
+  if (state().graph) return;
+  if (!input_) {
+    throw ConfigError("Sequential '" + seq_name_ +
+                      "': no input shape; add(Input({...})) first or pass input_shape");
+  }
+  Node x = *input_;
+  for (const Layer& layer : pending_) x = layer(x);
+  // Building fills the lazily-made state; the model's observable value does not change.
+  const_cast<Sequential*>(this)->build(*input_, x, seq_name_, init_seed_);
+}
+
+}  // namespace tandem

@@ -1,0 +1,103 @@
+// LayerImpl: what a layer is (shapes, parameters, config) and how it runs forward and
+// backward. A LayerImpl holds no per-replica state: parameters, gradients, activations and
+// scratch are passed in, so one graph serves every replica.
+//
+// Data layout: every tensor is a row-major (batch, size) block where size is the product of
+// the per-sample shape.
+//
+// Backward contract (every layer):
+//  - grad_output may be overwritten (nobody reads it after this layer's backward);
+//  - grad_inputs[i].data == nullptr: that input needs no gradient; otherwise the layer
+//    writes it, or adds into it when grad_inputs[i].accumulate;
+//  - parameter gradients are written, or added when accumulate_param_grads (a layer used
+//    twice in one graph).
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "backend/activation.h"
+#include "backend/backend.h"
+#include "core/rng.h"
+#include "tandem/layers.h"
+
+namespace tandem::detail {
+
+struct ParamSpec {
+  std::string name;  // "kernel", "bias"
+  Shape shape;
+  Initializer initializer;
+  int64_t fan_in = 0, fan_out = 0;
+};
+
+struct GradTarget {
+  float* data = nullptr;
+  bool accumulate = false;
+};
+
+struct ForwardArgs {
+  Backend& backend;
+  int64_t batch;
+  std::span<const float* const> inputs;  // each (batch, input_sizes[i])
+  std::span<const int64_t> input_sizes;
+  float* output;  // (batch, output_size)
+  int64_t output_size;
+  const Shape& output_shape;  // per sample; output_size is its product
+  const float* params;        // this layer's slice of the flat parameter buffer
+  float* scratch;             // scratch_floats(batch) floats, kept from forward to backward
+  bool training;
+  Rng& rng;
+};
+
+struct BackwardArgs {
+  const ForwardArgs& forward;  // the same arguments as the matching forward call
+  float* grad_output;          // (batch, output_size)
+  // true when the loss already differentiated through this layer's output activation
+  // (fused softmax + cross-entropy): grad_output is then w.r.t. the pre-activation.
+  bool grad_output_is_preactivation;
+  std::span<const GradTarget> grad_inputs;
+  float* grads;  // this layer's slice of the flat gradient buffer
+  bool accumulate_param_grads;
+};
+
+class LayerImpl {
+ public:
+  virtual ~LayerImpl() = default;
+  virtual std::string type() const = 0;  // Keras class name: "Dense"
+
+  // Per-sample output shape; throws ShapeError naming this layer when inputs do not fit.
+  virtual Shape output_shape(const std::vector<Shape>& inputs) const = 0;
+  virtual std::vector<ParamSpec> param_specs(const std::vector<Shape>& inputs) const { return {}; }
+  virtual int64_t scratch_floats(const std::vector<Shape>& inputs, int64_t batch) const {
+    return 0;
+  }
+  // The activation applied last, which a loss may fuse with (softmax + cross-entropy).
+  virtual ActivationKind output_activation() const { return ActivationKind::linear; }
+  virtual bool is_input() const { return false; }
+
+  virtual void forward(const ForwardArgs& args) = 0;
+  virtual void backward(const BackwardArgs& args) = 0;
+
+  // Keras-style config; layer_from_config(type(), config()) rebuilds an equal layer.
+  virtual nlohmann::json config() const = 0;
+
+  std::string name;  // unique within a model; assigned by the model when empty
+};
+
+// Rebuilds a layer from its type and config (saved models). Unknown type: ConfigError.
+std::shared_ptr<LayerImpl> layer_from_config(const std::string& type, const nlohmann::json& config);
+
+// The graph node behind a public Node.
+struct NodeData {
+  std::shared_ptr<LayerImpl> layer;
+  std::vector<std::shared_ptr<NodeData>> inputs;
+  Shape shape;  // per-sample output shape
+};
+
+// dst (n) = src, or dst += src when accumulate.
+void write_or_add(float* dst, const float* src, int64_t n, bool accumulate);
+
+}  // namespace tandem::detail

@@ -1,0 +1,42 @@
+// Strategy: how replicas are made, fed and kept in sync. The fit loop hands a strategy the
+// global batch as row indices; the strategy computes, reduces and updates, and returns
+// sums over the batch, so metrics are the same for any number of devices.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "model/model_state.h"
+#include "profile/phase_timer.h"
+#include "tandem/samples.h"
+
+namespace tandem::detail {
+
+struct BatchStats {
+  double loss_sum = 0;     // sum over samples of the per-sample loss
+  double correct_sum = 0;  // sum over samples of per-sample accuracy
+  int64_t samples = 0;
+};
+
+class Strategy {
+ public:
+  virtual ~Strategy() = default;
+  // Sizes buffers for global batches up to max_batch; allocates (not in the hot loop).
+  virtual void prepare(int64_t max_batch) = 0;
+  // Forward, loss, backward, gradient reduction and update on the global batch x[rows].
+  virtual BatchStats train_step(const Samples& x, const Samples& y, std::span<const int64_t> rows,
+                                uint64_t step_seed) = 0;
+  // Loss and accuracy sums without training (dropout off).
+  virtual BatchStats test_step(const Samples& x, const Samples& y,
+                               std::span<const int64_t> rows) = 0;
+  // out (rows.size(), output size) = model(x[rows]) in inference mode.
+  virtual void predict_step(const Samples& x, std::span<const int64_t> rows, float* out) = 0;
+  // Sum over replicas of per-phase time since prepare().
+  virtual PhaseTimes times() const = 0;
+};
+
+// One device: the model's own buffers, no communication.
+std::unique_ptr<Strategy> make_single_device_strategy(ModelState& model, int threads);
+
+}  // namespace tandem::detail

@@ -1,0 +1,47 @@
+// Phase timers: where a replica's step time goes. Accumulated seconds per phase and per
+// layer (forward and backward), read by the fit loop, benchmarks and the scaling report.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+namespace tandem {
+
+enum class Phase { data, forward, loss, backward, allreduce, optimizer, idle, count };
+const char* phase_name(Phase phase);
+
+struct PhaseTimes {
+  std::array<double, static_cast<size_t>(Phase::count)> seconds{};
+  std::vector<double> layer_forward;   // per graph node
+  std::vector<double> layer_backward;  // per graph node
+  int64_t steps = 0;
+
+  double& operator[](Phase p) { return seconds[static_cast<size_t>(p)]; }
+  double operator[](Phase p) const { return seconds[static_cast<size_t>(p)]; }
+  double total() const;
+  void reset();
+  PhaseTimes& operator+=(const PhaseTimes& other);
+};
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Adds the scope's duration to one slot.
+class ScopedTimer {
+ public:
+  explicit ScopedTimer(double& slot) : slot_(slot), start_(Clock::now()) {}
+  ~ScopedTimer() { slot_ += seconds_since(start_); }
+  ScopedTimer(const ScopedTimer&) = delete;
+  ScopedTimer& operator=(const ScopedTimer&) = delete;
+
+ private:
+  double& slot_;
+  Clock::time_point start_;
+};
+
+}  // namespace tandem
