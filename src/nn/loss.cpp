@@ -40,21 +40,30 @@ double cce_row(const float* p, const float* y, int64_t c, float* grad, float sca
   return loss;
 }
 
+// Keras's probability form takes log(clip(p)) as the logits of a sparse softmax cross-entropy,
+// so p is normalised: -log(clip(p_k) / sum_j clip(p_j)). Fused (softmax output) p sums to one.
 double sparse_row(const float* p, float label, int64_t c, float* grad, float scale, bool fused) {
   const int64_t k = static_cast<int64_t>(label);
   if (k < 0 || k >= c || static_cast<float>(k) != label) {
     throw ConfigError("sparse_categorical_crossentropy: label " + std::to_string(label) +
                       " is not an integer in [0, " + std::to_string(c) + ")");
   }
-  const double loss = -std::log(clip(p[k]));
-  if (!grad) return loss;
   if (fused) {
+    const double loss = -std::log(clip(p[k]));
+    if (!grad) return loss;
     for (int64_t j = 0; j < c; ++j) grad[j] = scale * p[j];
     grad[k] -= scale;
-  } else {
-    std::fill(grad, grad + c, 0.f);
-    if (p[k] > kEpsilon && p[k] < 1.f - kEpsilon) grad[k] = -scale / p[k];
+    return loss;
   }
+  double sum = 0;
+  for (int64_t j = 0; j < c; ++j) sum += clip(p[j]);
+  const double loss = std::log(sum) - std::log(clip(p[k]));
+  if (!grad) return loss;
+  // d/dp_j = 1/sum - [j == k]/p_k, zero where the clip is active.
+  const auto inside = [](float q) { return q > kEpsilon && q < 1.f - kEpsilon; };
+  const float inv_sum = static_cast<float>(1.0 / sum);
+  for (int64_t j = 0; j < c; ++j) grad[j] = inside(p[j]) ? scale * inv_sum : 0.f;
+  if (inside(p[k])) grad[k] -= scale / p[k];
   return loss;
 }
 

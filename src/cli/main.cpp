@@ -1,0 +1,70 @@
+// tandem: the command-line tool. Parses the subcommand, runs it, and is the one place that
+// turns errors into messages and exit codes:
+//   0 ok, 1 other error, 2 bad option or configuration, 3 file not readable / writable or
+//   malformed, 4 shapes that do not fit, 5 failure inside a backend library; CLI11's own
+//   codes (>= 100) for command lines it cannot parse.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "cli/eval_commands.h"
+#include "cli/summary_command.h"
+#include "cli/train_command.h"
+#include "tandem/error.h"
+
+namespace {
+
+enum ExitCode { kOk = 0, kOther = 1, kConfig = 2, kIo = 3, kShape = 4, kBackend = 5 };
+
+int report(const char* message, int code) {
+  std::fflush(stdout);  // keep what was printed before the error in order
+  std::fprintf(stderr, "tandem: error: %s\n", message);
+  return code;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app("tandem: Keras-shaped neural-network training on oneDNN", "tandem");
+  app.require_subcommand(0, 1);  // none: help and exit code 2, below
+
+  tandem::cli::TrainOptions train_options;
+  tandem::cli::SavedModelRunOptions evaluate_options, predict_options;
+  tandem::cli::SummaryOptions summary_options;
+  const CLI::App* train = tandem::cli::add_train_command(app, train_options);
+  const CLI::App* evaluate = tandem::cli::add_evaluate_command(app, evaluate_options);
+  const CLI::App* predict = tandem::cli::add_predict_command(app, predict_options);
+  const CLI::App* summary = tandem::cli::add_summary_command(app, summary_options);
+  // After the subcommands, so that only the top level has it.
+  app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (train->parsed()) return tandem::cli::run_train(train_options);
+  if (evaluate->parsed()) return tandem::cli::run_evaluate(evaluate_options);
+  if (predict->parsed()) return tandem::cli::run_predict(predict_options);
+  if (summary->parsed()) return tandem::cli::run_summary(summary_options);
+  std::fputs(app.help().c_str(), stderr);
+  return report("no subcommand given: train, evaluate, predict or summary", kConfig);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const tandem::ConfigError& e) {
+    return report(e.what(), kConfig);
+  } catch (const tandem::IoError& e) {
+    return report(e.what(), kIo);
+  } catch (const tandem::FormatError& e) {
+    return report(e.what(), kIo);
+  } catch (const tandem::ShapeError& e) {
+    return report(e.what(), kShape);
+  } catch (const tandem::BackendError& e) {
+    return report(e.what(), kBackend);
+  } catch (const std::exception& e) {
+    return report(e.what(), kOther);
+  }
+}

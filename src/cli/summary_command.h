@@ -1,0 +1,20 @@
+// `tandem summary`: Keras's summary table of a saved model (--model) or of the model that
+// `tandem train` would build from the same --layers / --activation.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/options.h"
+
+namespace tandem::cli {
+
+struct SummaryOptions {
+  std::string model_path;  // empty: build from `shape`
+  ModelShapeOptions shape;
+};
+
+CLI::App* add_summary_command(CLI::App& app, SummaryOptions& options);
+int run_summary(const SummaryOptions& options);
+
+}  // namespace tandem::cli

@@ -1,0 +1,165 @@
+#include "cli/train_command.h"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <memory>
+
+#include "cli/atomic_write.h"
+#include "cli/metrics_json.h"
+#include "tandem/callbacks.h"
+#include "tandem/config.h"
+#include "tandem/optimizers.h"
+
+namespace tandem::cli {
+namespace {
+
+using SteadyClock = std::chrono::steady_clock;
+
+double seconds_since(SteadyClock::time_point start) {
+  return std::chrono::duration<double>(SteadyClock::now() - start).count();
+}
+
+// Wall time of each epoch (training and its validation), for the JSON report.
+class EpochTimer : public Callback {
+ public:
+  void on_epoch_begin(int, const Logs&) override { start_ = SteadyClock::now(); }
+  void on_epoch_end(int, const Logs&) override { seconds_.push_back(seconds_since(start_)); }
+  const std::vector<double>& seconds() const { return seconds_; }
+
+ private:
+  SteadyClock::time_point start_;
+  std::vector<double> seconds_;
+};
+
+// Samples fit trains on per epoch: Keras keeps the first (1 - split) of them.
+int64_t trained_samples(int64_t count, double validation_split) {
+  return validation_split > 0 ? static_cast<int64_t>(count * (1.0 - validation_split)) : count;
+}
+
+}  // namespace
+
+CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "train", "Train the seed's model (or another MLP) on Fashion-MNIST or MNIST and test it");
+  add_data_options(*cmd, o.data);
+  cmd->add_option("--limit-train", o.limit_train, "Use only the first N training samples")
+      ->type_name("N")
+      ->check(positive_integer())
+      ->group("Data");
+  cmd->add_option("--limit-test", o.limit_test, "Use only the first N test samples")
+      ->type_name("N")
+      ->check(positive_integer())
+      ->group("Data");
+  add_model_shape_options(*cmd, o.shape);
+  cmd->add_option("--optimizer", o.optimizer, "sgd, rmsprop or adam (Keras's defaults)")
+      ->capture_default_str()
+      ->group("Training");
+  cmd->add_option("--lr", o.learning_rate,
+                  "Learning rate [default: the optimizer's: sgd 0.01, rmsprop 0.001, adam 0.001]")
+      ->check(positive_number())
+      ->group("Training");
+  cmd->add_option("--loss", o.loss,
+                  "categorical_crossentropy, sparse_categorical_crossentropy, "
+                  "mean_squared_error")
+      ->capture_default_str()
+      ->group("Training");
+  cmd->add_option("--batch-size", o.batch_size, "Samples per step (also for predict)")
+      ->check(positive_integer())
+      ->capture_default_str()
+      ->group("Training");
+  cmd->add_option("--epochs", o.epochs, "Passes over the training data")
+      ->check(positive_integer())
+      ->capture_default_str()
+      ->group("Training");
+  cmd->add_option("--validation-split", o.validation_split,
+                  "Hold out this last fraction of the training data for validation")
+      ->check(fraction_below_one())
+      ->capture_default_str()
+      ->group("Training");
+  cmd->add_option("--seed", o.seed, "Seed for weights, shuffling and dropout (repeatable runs)")
+      ->type_name("N")
+      ->group("Run");
+  cmd->add_option("--threads", o.threads, "CPU threads [default: every core available]")
+      ->type_name("N")
+      ->check(positive_integer())
+      ->group("Run");
+  cmd->add_option("--verbose", o.verbose,
+                  "0 silent, 1 progress bar on a terminal (one line per epoch otherwise), "
+                  "2 one line per epoch")
+      ->check(CLI::Range(0, 2))
+      ->capture_default_str()
+      ->group("Run");
+  cmd->add_option("--save", o.save_path,
+                  "Save the trained model (architecture, weights, "
+                  "optimizer state) to PATH")
+      ->type_name("PATH")
+      ->group("Output");
+  cmd->add_option("--metrics-json", o.metrics_json_path,
+                  "Write times, per-epoch metrics, test scores and the config as JSON to PATH")
+      ->type_name("PATH")
+      ->group("Output");
+  return cmd;
+}
+
+int run_train(const TrainOptions& o) {
+  // Everything that can be wrong with the flags fails here, before the data is read.
+  Optimizer optimizer = optimizer_from_name(o.optimizer);
+  if (o.learning_rate) optimizer.learning_rate = *o.learning_rate;
+  if (o.threads) set_num_threads(*o.threads);
+  if (o.seed) set_random_seed(*o.seed);
+  Model model = build_model(o.shape);
+  model.compile(optimizer, o.loss, {"accuracy"});
+  if (!o.save_path.empty()) check_writable(o.save_path);
+  if (!o.metrics_json_path.empty()) check_writable(o.metrics_json_path);
+
+  const TrainTestSplit data = load_dataset(o.data);
+  const LabelledImages train = first_samples(data.train, o.limit_train);
+  const LabelledImages test = first_samples(data.test, o.limit_test);
+  const Samples x_train = image_samples(train.x), x_test = image_samples(test.x);
+  const Samples y_train = label_samples(train.y, o.loss), y_test = label_samples(test.y, o.loss);
+  if (o.verbose) model.summary();
+
+  auto epoch_timer = std::make_shared<EpochTimer>();
+  FitOptions fit{.batch_size = o.batch_size,
+                 .epochs = o.epochs,
+                 .verbose = o.verbose,
+                 .seed = o.seed,
+                 .validation_split = o.validation_split,
+                 .callbacks = {epoch_timer}};
+  auto start = SteadyClock::now();
+  const History history = model.fit(x_train, y_train, fit);
+  TrainReport report{.history = history, .epoch_seconds = epoch_timer->seconds()};
+  report.train_seconds = seconds_since(start);
+  report.phase_seconds = model.run_times().phase_seconds;
+  report.train_steps = model.run_times().train_steps;
+  fmt::print("fit: {:.3f} s\n", report.train_seconds);
+
+  start = SteadyClock::now();
+  model.predict(x_test, {.batch_size = o.batch_size});
+  report.predict_seconds = seconds_since(start);
+  fmt::print("predict: {:.3f} s\n", report.predict_seconds);
+
+  report.test_scores = model.evaluate(x_test, y_test, {.batch_size = o.batch_size, .verbose = 0});
+  fmt::print("test loss {:.4f}, test accuracy {:.4f}\n", report.test_scores["loss"],
+             report.test_scores["accuracy"]);
+
+  report.train_samples = trained_samples(x_train.count(), o.validation_split);
+  report.validation_samples = x_train.count() - report.train_samples;
+  report.test_samples = x_test.count();
+  report.parameters = model.count_params();
+  report.learning_rate = optimizer.learning_rate;
+  report.threads = num_threads();
+
+  if (!o.save_path.empty()) {
+    model.save(o.save_path);
+    if (o.verbose) fmt::print("saved model to {}\n", o.save_path);
+  }
+  if (!o.metrics_json_path.empty()) {
+    write_text_atomically(o.metrics_json_path, train_report_json(o, report).dump(2) + "\n");
+    if (o.verbose) fmt::print("wrote metrics to {}\n", o.metrics_json_path);
+  }
+  return 0;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,37 @@
+// `tandem train`: the seed's program with every choice a flag. Builds
+// Input(784) -> Dense(w, activation)... -> Dense(10, softmax), fits it, times predict on the
+// test split, evaluates it, and optionally saves the model and a JSON report.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "cli/options.h"
+
+namespace tandem::cli {
+
+struct TrainOptions {
+  DataOptions data;
+  ModelShapeOptions shape;
+  std::string optimizer = "rmsprop";    // sgd | rmsprop | adam
+  std::optional<double> learning_rate;  // absent: the optimizer's Keras default
+  std::string loss = "categorical_crossentropy";
+  int64_t batch_size = 128;
+  int epochs = 5;
+  std::optional<uint64_t> seed;
+  std::optional<int> threads;  // absent: the library's default
+  double validation_split = 0.0;
+  int verbose = 1;
+  std::string save_path;          // empty: do not save
+  std::string metrics_json_path;  // empty: no report
+  std::optional<int64_t> limit_train, limit_test;
+};
+
+// Registers the subcommand on `app`; its values land in `options`.
+CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
+// Runs it; returns the exit code. Library errors propagate to main.
+int run_train(const TrainOptions& options);
+
+}  // namespace tandem::cli

@@ -1,0 +1,98 @@
+#include "parallel/replica.h"
+
+#include <algorithm>
+
+namespace tandem::detail {
+
+Replica::Replica(ModelState& model, int threads, bool own_params)
+    : model_(model), backend_(make_cpu_backend(threads)), executor_(*model.graph, *backend_) {
+  if (own_params) {
+    own_params_.resize(model.params.size());
+    std::copy(model.params.data(), model.params.data() + model.params.size(), own_params_.data());
+    params_ = own_params_.data();
+  } else {
+    params_ = model.params.data();
+  }
+  grads_.resize(model.graph->param_buffer_size());
+}
+
+void Replica::reserve(int64_t max_rows) {
+  max_rows = std::max<int64_t>(max_rows, 1);
+  executor_.reserve(max_rows);
+  const Graph& g = *model_.graph;
+  x_.resize(max_rows * g.input().size);
+  const int64_t target = model_.compiled
+                             ? model_.compiled->loss.target_size(g.output().size, model_.classes())
+                             : 0;
+  y_.resize(max_rows * target);
+  times_ = PhaseTimes{};
+  executor_.times().reset();
+}
+
+void Replica::gather(const Samples& x, const Samples* y, std::span<const int64_t> rows) {
+  ScopedTimer t(times_[Phase::data]);
+  const auto n = static_cast<int64_t>(rows.size());
+  x.gather(rows.data(), n, x_.data());
+  if (y) y->gather(rows.data(), n, y_.data());
+}
+
+BatchStats Replica::loss_and_grad(const float* out, int64_t n, float grad_scale) {
+  ScopedTimer t(times_[Phase::loss]);
+  const Compiled& c = model_.require_compiled("training or evaluating");
+  const Graph& g = *model_.graph;
+  fused_ = c.loss.fuses_with(executor_.output_activation());
+  BatchStats s;
+  s.samples = n;
+  s.loss_sum = c.loss.compute(out, y_.data(), n, g.output().size, model_.classes(),
+                              grad_scale != 0.f ? executor_.output_grad() : nullptr, grad_scale,
+                              fused_);
+  if (c.accuracy) {
+    s.correct_sum = accuracy_sum(c.accuracy_kind, out, y_.data(), n, g.output().size,
+                                 model_.classes());
+  }
+  return s;
+}
+
+void Replica::backward(GradReadyListener* listener) {
+  ScopedTimer t(times_[Phase::backward]);
+  executor_.backward(params_, grads_.data(), fused_, listener);
+}
+
+BatchStats Replica::compute_gradients(const Samples& x, const Samples& y,
+                                      std::span<const int64_t> rows, float grad_scale,
+                                      uint64_t seed, GradReadyListener* listener) {
+  const auto n = static_cast<int64_t>(rows.size());
+  if (n == 0) {
+    // Nothing to compute, but the reduction still needs this replica's (zero) share.
+    grads_.zero();
+    if (listener) {
+      const auto& layers = model_.graph->layers();
+      for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+        if (it->param_count > 0) listener->grads_ready(it->param_offset, it->param_count);
+      }
+    }
+    return {};
+  }
+  gather(x, &y, rows);
+  rng_.reseed(seed);
+  const float* out;
+  {
+    ScopedTimer t(times_[Phase::forward]);
+    out = executor_.forward(x_.data(), n, params_, true, rng_);
+  }
+  BatchStats stats = loss_and_grad(out, n, grad_scale);
+  backward(listener);
+  ++times_.steps;
+  return stats;
+}
+
+const float* Replica::infer(const Samples& x, const Samples* y, std::span<const int64_t> rows,
+                            BatchStats* stats) {
+  const auto n = static_cast<int64_t>(rows.size());
+  gather(x, y, rows);
+  const float* out = executor_.forward(x_.data(), n, params_, false, rng_);
+  if (y && stats) *stats = loss_and_grad(out, n, 0.f);
+  return out;
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,447 @@
+// The `tandem` command-line tool, run as a user would: small train runs on Fashion-MNIST,
+// then evaluate / predict / summary on what they saved, and bad command lines and files,
+// each of which must end in a non-zero exit code and a message naming the problem.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tandem/tandem.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ::testing::HasSubstr;
+
+constexpr const char* kFashionDir = "/usr/share/datasets/fashion-mnist";
+
+// A fresh directory, removed with everything in it at the end.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "tandem_cli_test_XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct CliResult {
+  int exit_code = -1;  // 128 + n when killed by signal n
+  std::string out, err;
+};
+
+// Runs `tandem <args>` (a shell fragment) with stdout and stderr captured in `dir`.
+CliResult run_cli(const std::string& args, const TempDir& dir) {
+  const std::string out = dir.file("stdout.txt"), err = dir.file("stderr.txt");
+  const std::string command =
+      std::string("'") + TANDEM_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
+  const int status = std::system(command.c_str());
+  CliResult result;
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = read_file(out);
+  result.err = read_file(err);
+  return result;
+}
+
+// A clean failure: a non-zero exit code that is not a crash (the shell reports a signal
+// as 128 + n), and something on stderr.
+void expect_clean_failure(const CliResult& r) {
+  EXPECT_GT(r.exit_code, 0) << r.err;
+  EXPECT_LT(r.exit_code, 128) << "killed by a signal? stderr: " << r.err;
+  EXPECT_FALSE(r.err.empty());
+}
+
+bool has_fashion_mnist() {
+  return fs::exists(fs::path(kFashionDir) / "t10k-labels-idx1-ubyte.gz");
+}
+
+// A few seconds' train run shared by the tests that need a trained, saved model.
+constexpr const char* kTrainArgs =
+    "train --limit-train 512 --limit-test 256 --epochs 1 --layers 32 --batch-size 64 "
+    "--seed 1 --threads 1 --verbose 2";
+
+struct TrainedRun {
+  TempDir dir;
+  std::string model, metrics;
+  CliResult result;
+};
+
+// Runs once per process; the static's destructor removes its directory at exit.
+const TrainedRun& trained_run() {
+  static TrainedRun run;
+  static const bool done = [] {
+    run.model = run.dir.file("model.tdm");
+    run.metrics = run.dir.file("metrics.json");
+    run.result = run_cli(std::string(kTrainArgs) + " --metrics-json '" + run.metrics +
+                             "' --save '" + run.model + "'",
+                         run.dir);
+    return true;
+  }();
+  (void)done;
+  return run;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  TempDir dir;
+};
+
+// Tests that read Fashion-MNIST from Debian's dataset-fashion-mnist package.
+class CliDataTest : public CliTest {
+ protected:
+  void SetUp() override {
+    if (!has_fashion_mnist()) {
+      GTEST_SKIP() << "needs " << kFashionDir << " (apt-get install dataset-fashion-mnist)";
+    }
+  }
+};
+
+TEST_F(CliDataTest, TrainPrintsTimesAndScoresAndWritesMetricsJson) {
+  const TrainedRun& run = trained_run();
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  EXPECT_THAT(run.result.out, HasSubstr("Total params: 25,450"));  // summary, verbose 2
+  EXPECT_THAT(run.result.out, HasSubstr("fit: "));
+  EXPECT_THAT(run.result.out, HasSubstr("predict: "));
+  EXPECT_THAT(run.result.out, HasSubstr("test loss "));
+  EXPECT_THAT(run.result.out, HasSubstr("test accuracy "));
+
+  const json m = json::parse(read_file(run.metrics));
+  const double train_seconds = m.at("train_seconds");
+  EXPECT_GT(train_seconds, 0);
+  EXPECT_GE(m.at("predict_seconds").get<double>(), 0);
+  const double loss = m.at("test_loss"), accuracy = m.at("test_accuracy");
+  EXPECT_TRUE(std::isfinite(loss) && loss > 0 && loss < 10) << loss;
+  EXPECT_GT(accuracy, 0.2);  // 10 classes; one epoch on 512 samples beats chance
+  EXPECT_LE(accuracy, 1.0);
+  EXPECT_EQ(m.at("train_steps"), 8);  // 512 / 64
+  EXPECT_GT(m.at("steps_per_second").get<double>(), 0);
+  EXPECT_NEAR(m.at("samples_per_second").get<double>(), 512 / train_seconds,
+              1e-6 * 512 / train_seconds);
+  EXPECT_EQ(m.at("test_samples"), 256);
+  EXPECT_EQ(m.at("parameters"), 25450);
+
+  ASSERT_EQ(m.at("epochs").size(), 1u);
+  const json& epoch = m["epochs"][0];
+  EXPECT_EQ(epoch.at("epoch"), 1);
+  EXPECT_GT(epoch.at("loss").get<double>(), 0);
+  EXPECT_GE(epoch.at("accuracy").get<double>(), 0);
+  EXPECT_LE(epoch.at("accuracy").get<double>(), 1);
+  EXPECT_GT(epoch.at("seconds").get<double>(), 0);
+  EXPECT_FALSE(epoch.contains("val_loss"));
+
+  const json& config = m.at("config");
+  EXPECT_EQ(config.at("dataset"), "fashion-mnist");
+  EXPECT_EQ(config.at("layers"), json::array({32}));
+  EXPECT_EQ(config.at("activation"), "relu");
+  EXPECT_EQ(config.at("optimizer"), "rmsprop");
+  EXPECT_DOUBLE_EQ(config.at("learning_rate").get<double>(), 0.001);  // Keras's default
+  EXPECT_EQ(config.at("loss"), "categorical_crossentropy");
+  EXPECT_EQ(config.at("batch_size"), 64);
+  EXPECT_EQ(config.at("epochs"), 1);
+  EXPECT_EQ(config.at("seed"), 1);
+  EXPECT_EQ(config.at("threads"), 1);
+  EXPECT_EQ(config.at("limit_train"), 512);
+  EXPECT_EQ(config.at("limit_test"), 256);
+  EXPECT_TRUE(m.at("phase_seconds").contains("forward"));
+  EXPECT_TRUE(m.at("phase_seconds").contains("backward"));
+
+  // Written atomically: no temporary files left beside the outputs.
+  for (const auto& entry : fs::directory_iterator(run.dir.path())) {
+    EXPECT_THAT(entry.path().filename().string(), ::testing::Not(HasSubstr(".tmp")));
+  }
+}
+
+TEST_F(CliDataTest, TrainWithValidationSplitReportsValidationMetrics) {
+  const std::string metrics = dir.file("m.json");
+  const CliResult r = run_cli(
+      "train --limit-train 256 --limit-test 64 --epochs 2 --layers 16,8 --batch-size 64 "
+      "--optimizer adam --lr 0.002 --validation-split 0.25 --threads 1 --verbose 0 "
+      "--metrics-json '" +
+          metrics + "'",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("Total params")));  // verbose 0: no summary
+  const json m = json::parse(read_file(metrics));
+  EXPECT_EQ(m.at("train_samples"), 192);
+  EXPECT_EQ(m.at("validation_samples"), 64);
+  EXPECT_EQ(m.at("train_steps"), 6);  // 2 epochs x ceil(192 / 64)
+  ASSERT_EQ(m.at("epochs").size(), 2u);
+  for (const json& epoch : m["epochs"]) {
+    EXPECT_TRUE(epoch.contains("val_loss")) << epoch.dump();
+    EXPECT_TRUE(epoch.contains("val_accuracy")) << epoch.dump();
+  }
+  EXPECT_EQ(m["config"].at("optimizer"), "adam");
+  EXPECT_DOUBLE_EQ(m["config"].at("learning_rate").get<double>(), 0.002);
+  EXPECT_EQ(m["config"].at("layers"), json::array({16, 8}));
+}
+
+TEST_F(CliDataTest, EvaluateSavedModelReproducesTrainTestScores) {
+  const TrainedRun& run = trained_run();
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  const std::string report = dir.file("eval.json");
+  const CliResult r = run_cli(
+      "evaluate --model '" + run.model + "' --limit 256 --batch-size 64 --json '" + report + "'",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("test loss "));
+  const json trained = json::parse(read_file(run.metrics));
+  const json evaluated = json::parse(read_file(report));
+  EXPECT_EQ(evaluated.at("test_samples"), 256);
+  EXPECT_NEAR(evaluated.at("test_loss").get<double>(), trained.at("test_loss").get<double>(), 1e-5);
+  EXPECT_NEAR(evaluated.at("test_accuracy").get<double>(),
+              trained.at("test_accuracy").get<double>(), 1e-9);
+}
+
+// Checks one CSV row: index, the argmax class, ten probabilities summing to 1.
+void expect_prediction_row(const std::string& line, int index) {
+  std::vector<double> fields;
+  std::stringstream s(line);
+  for (std::string field; std::getline(s, field, ',');) fields.push_back(std::stod(field));
+  ASSERT_EQ(fields.size(), 12u) << line;
+  EXPECT_EQ(fields[0], index);
+  double sum = 0;
+  int best = 0;
+  for (int k = 0; k < 10; ++k) {
+    sum += fields[2 + k];
+    if (fields[2 + k] > fields[2 + best]) best = k;
+  }
+  EXPECT_NEAR(sum, 1.0, 1e-4) << line;
+  EXPECT_EQ(fields[1], best) << line;
+}
+
+TEST_F(CliDataTest, PredictWritesClassAndProbabilitiesCsv) {
+  const TrainedRun& run = trained_run();
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  const std::string csv = dir.file("predictions.csv");
+  const CliResult r =
+      run_cli("predict --model '" + run.model + "' --limit 20 --output '" + csv + "'", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::stringstream lines(read_file(csv));
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line, "index,class,p0,p1,p2,p3,p4,p5,p6,p7,p8,p9");
+  int rows = 0;
+  while (std::getline(lines, line)) expect_prediction_row(line, rows++);
+  EXPECT_EQ(rows, 20);
+}
+
+TEST_F(CliDataTest, PredictWritesJson) {
+  const TrainedRun& run = trained_run();
+  ASSERT_EQ(run.result.exit_code, 0) << run.result.err;
+  const std::string path = dir.file("predictions.json");
+  const CliResult r =
+      run_cli("predict --model '" + run.model + "' --limit 7 --output '" + path + "'", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json p = json::parse(read_file(path));
+  EXPECT_EQ(p.at("count"), 7);
+  ASSERT_EQ(p.at("predictions").size(), 7u);
+  EXPECT_EQ(p["predictions"][3].at("index"), 3);
+  EXPECT_EQ(p["predictions"][3].at("probabilities").size(), 10u);
+}
+
+TEST_F(CliTest, SummaryOfTheSeedModel) {
+  const CliResult r = run_cli("summary --layers 4096,2048,512,64", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Total params: 12,688,586"));
+  EXPECT_THAT(r.out, HasSubstr("dense_4 (Dense)"));
+}
+
+// A small model saved through the library, so these tests need no dataset.
+std::string save_small_model(const TempDir& dir) {
+  const auto inputs = tandem::Input({784});
+  const auto outputs = tandem::Dense(10, "softmax")(tandem::Dense(8, "relu")(inputs));
+  tandem::Model model(inputs, outputs);
+  model.compile("rmsprop", "categorical_crossentropy", {"accuracy"});
+  const std::string path = dir.file("small.tdm");
+  model.save(path);
+  return path;
+}
+
+TEST_F(CliTest, SummaryOfASavedModel) {
+  const CliResult r = run_cli("summary --model '" + save_small_model(dir) + "'", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Total params: 6,370"));  // 784*8+8 + 8*10+10
+}
+
+TEST_F(CliTest, HelpListsSubcommandsAndOptions) {
+  CliResult r = run_cli("--help", dir);
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* command : {"train", "evaluate", "predict", "summary"}) {
+    EXPECT_THAT(r.out, HasSubstr(command));
+  }
+  r = run_cli("train --help", dir);
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* option : {"--dataset", "--layers", "--optimizer", "--metrics-json",
+                             "--limit-train", "--validation-split", "--threads"}) {
+    EXPECT_THAT(r.out, HasSubstr(option));
+  }
+}
+
+// Bad command lines and inputs. Each case runs with small sizes, so that a check that
+// stops working costs a short run, not the seed's.
+struct BadCommand {
+  std::string name;
+  std::string args;  // "{dir}" becomes the test's temporary directory
+  std::vector<std::string> message_parts;
+  int exit_code = 0;  // 0: any clean failure; else main's code (2 config, 3 file)
+};
+
+void PrintTo(const BadCommand& command, std::ostream* out) {
+  *out << "tandem " << command.args;
+}
+
+class CliBadCommandTest : public CliTest, public ::testing::WithParamInterface<BadCommand> {};
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+TEST_P(CliBadCommandTest, FailsWithAMessageNamingTheProblem) {
+  const std::string args = replace_all(GetParam().args, "{dir}", dir.path().string());
+  const CliResult r = run_cli(args, dir);
+  expect_clean_failure(r);
+  if (GetParam().exit_code != 0) {
+    EXPECT_EQ(r.exit_code, GetParam().exit_code) << r.err;
+  }
+  for (const std::string& part : GetParam().message_parts) {
+    EXPECT_THAT(r.err, HasSubstr(replace_all(part, "{dir}", dir.path().string())));
+  }
+}
+
+constexpr const char* kSmall = " --limit-train 64 --limit-test 64 --epochs 1 --threads 1";
+
+const BadCommand kBadCommands[] = {
+    {"UnknownOptimizer",
+     std::string("train --optimizer adamw --layers 8") + kSmall,
+     {"tandem: error:", "optimizer", "adamw"},
+     2},
+    {"UnknownLoss",
+     std::string("train --loss hinge --layers 8") + kSmall,
+     {"tandem: error:", "loss", "hinge"},
+     2},
+    {"UnknownActivation",
+     std::string("train --activation relux --layers 8") + kSmall,
+     {"tandem: error:", "activation", "relux"},
+     2},
+    {"UnknownDataset",
+     std::string("train --dataset cifar10 --layers 8") + kSmall,
+     {"--dataset", "cifar10"}},
+    {"ZeroBatchSize",
+     std::string("train --batch-size 0 --layers 8") + kSmall,
+     {"--batch-size", "'0'"}},
+    {"NegativeEpochs", "train --epochs -1 --layers 8 --limit-train 64", {"--epochs"}},
+    {"VerboseOutOfRange", std::string("train --verbose 3 --layers 8") + kSmall, {"--verbose"}},
+    {"ValidationSplitOne",
+     std::string("train --validation-split 1 --layers 8") + kSmall,
+     {"--validation-split"}},
+    {"NonNumericLayer",
+     std::string("train --layers 12,abc") + kSmall,
+     {"tandem: error:", "--layers", "abc"},
+     2},
+    {"EmptyLayers", std::string("train --layers ''") + kSmall, {"tandem: error:", "--layers"}, 2},
+    {"ZeroWidthLayer",
+     std::string("train --layers 16,0") + kSmall,
+     {"tandem: error:", "--layers", "0"},
+     2},
+    {"EmptyLayerEntry", std::string("summary --layers 16,,8"), {"tandem: error:", "--layers"}, 2},
+    {"MissingDataDir",
+     std::string("train --data-dir {dir}/missing --layers 8") + kSmall,
+     {"tandem: error:", "{dir}/missing"},
+     3},
+    {"MnistWithoutDataDir",
+     std::string("train --dataset mnist --layers 8") + kSmall,
+     {"tandem: error:", "--data-dir"},
+     2},
+    {"MissingModelFile",
+     "evaluate --model {dir}/none.tdm",
+     {"tandem: error:", "{dir}/none.tdm"},
+     3},
+    {"SaveIntoMissingDirectory",
+     std::string("train --layers 8 --save {dir}/no/such/dir/m.tdm") + kSmall,
+     {"tandem: error:", "{dir}/no/such/dir/m.tdm"},
+     3},
+    {"PredictOutputWithoutExtension",
+     "predict --model m.tdm --output {dir}/out.txt",
+     {"tandem: error:", "out.txt", ".csv"},
+     2},
+    {"PredictWithoutOutput", "predict --model m.tdm", {"--output"}},
+    {"UnknownSubcommand", "fly", {"fly"}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Cli, CliBadCommandTest, ::testing::ValuesIn(kBadCommands),
+                         [](const auto& info) { return info.param.name; });
+
+// Damaged model files: each is a clean error naming the file.
+class CliBadModelFileTest : public CliTest {
+ protected:
+  CliResult evaluate(const std::string& model) {
+    return run_cli("evaluate --model '" + model + "' --limit 16", dir);
+  }
+};
+
+TEST_F(CliBadModelFileTest, Garbage) {
+  const std::string path = dir.file("garbage.tdm");
+  std::ofstream(path) << "this is not a tandem model file, just some text\n";
+  const CliResult r = evaluate(path);
+  expect_clean_failure(r);
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_THAT(r.err, HasSubstr("tandem: error: " + path));
+}
+
+TEST_F(CliBadModelFileTest, TruncatedAtEveryFewBytes) {
+  const std::string good = save_small_model(dir);
+  const auto size = fs::file_size(good);
+  const std::string bytes = read_file(good);
+  const std::string path = dir.file("truncated.tdm");
+  for (const auto keep : {size_t{0}, size_t{7}, size_t{40}, size / 3, size - 1}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), keep);
+    const CliResult r = evaluate(path);
+    SCOPED_TRACE("kept " + std::to_string(keep) + " of " + std::to_string(size) + " bytes");
+    expect_clean_failure(r);
+    EXPECT_THAT(r.err, HasSubstr("tandem: error: " + path));
+  }
+}
+
+TEST_F(CliBadModelFileTest, FlippedByteFailsTheChecksum) {
+  std::string bytes = read_file(save_small_model(dir));
+  bytes[bytes.size() / 2] ^= 0x5a;
+  const std::string path = dir.file("flipped.tdm");
+  std::ofstream(path, std::ios::binary).write(bytes.data(), bytes.size());
+  for (const char* command : {"evaluate --limit 16", "summary"}) {
+    const CliResult r = run_cli(std::string(command) + " --model '" + path + "'", dir);
+    expect_clean_failure(r);
+    EXPECT_THAT(r.err, HasSubstr(path));
+  }
+}
+
+}  // namespace
