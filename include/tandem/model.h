@@ -35,6 +35,13 @@ struct FitOptions {
   std::optional<std::pair<Samples, Samples>> validation_data;
   CallbackList callbacks;
   int initial_epoch = 0;
+  // Data parallelism on CPU devices (groups of cores, one thread each by default):
+  int devices = 1;
+  std::string strategy = "mirrored";  // mirrored | host (multi_gpu_model's design)
+  int threads_per_device = 0;         // <= 0: the available cores shared out
+  // Weights bitwise identical for 1, 2 and 4 devices (fixed micro-shards, fixed sum order).
+  bool deterministic = false;
+  int64_t bucket_bytes = 4 << 20;  // gradient bucket size for the all-reduce
 };
 
 struct EvaluateOptions {

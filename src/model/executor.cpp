@@ -31,7 +31,7 @@ void Executor::reserve(int64_t max_batch) {
   }
 }
 
-ForwardArgs Executor::forward_args(int i, const float* params, bool training, Rng& rng) {
+ForwardArgs Executor::forward_args(int i, const float* params) {
   const GraphNode& node = graph_.nodes()[i];
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     const int in = node.inputs[k];
@@ -46,24 +46,26 @@ ForwardArgs Executor::forward_args(int i, const float* params, bool training, Rn
                      node.shape,
                      params + graph_.layers()[node.layer_index].param_offset,
                      scratch_[i].data(),
-                     training,
-                     rng};
+                     training_,
+                     Rng::derive(seed_, static_cast<uint64_t>(i)),
+                     first_sample_};
 }
 
 const float* Executor::forward(const float* x, int64_t batch, const float* params, bool training,
-                               Rng& rng) {
+                               uint64_t seed, int64_t first_sample) {
   if (batch <= 0 || batch > max_batch_) {
     throw ConfigError("Executor: batch of " + std::to_string(batch) + " outside [1, " +
                       std::to_string(max_batch_) + "]; reserve() first");
   }
   batch_ = batch;
   training_ = training;
-  rng_ = &rng;
+  seed_ = seed;
+  first_sample_ = first_sample;
   input_ = x;
   const int n = static_cast<int>(graph_.nodes().size());
   for (int i = 1; i < n; ++i) {
     ScopedTimer timer(times_.layer_forward[i]);
-    graph_.nodes()[i].layer->forward(forward_args(i, params, training, rng));
+    graph_.nodes()[i].layer->forward(forward_args(i, params));
   }
   return n == 1 ? input_ : activations_[n - 1].data();
 }
@@ -91,7 +93,7 @@ void Executor::backward(const float* params, float* grads, bool grad_is_preactiv
     }
     const LayerEntry& layer = layers[node.layer_index];
     const bool accumulate_params = layer_uses_left_[node.layer_index] < layer.uses;
-    ForwardArgs fwd = forward_args(i, params, training_, *rng_);
+    ForwardArgs fwd = forward_args(i, params);
     {
       ScopedTimer timer(times_.layer_backward[i]);
       node.layer->backward(BackwardArgs{fwd, grads_[i].data(), grad_is_preactivation && i == n - 1,

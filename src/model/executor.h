@@ -32,8 +32,10 @@ class Executor {
   int64_t max_batch() const { return max_batch_; }
 
   // x (batch, input size) -> returns the output (batch, output size), valid until the next
-  // forward. batch <= max_batch.
-  const float* forward(const float* x, int64_t batch, const float* params, bool training, Rng& rng);
+  // forward. batch <= max_batch. seed and first_sample place the batch in the global
+  // batch's random streams (dropout).
+  const float* forward(const float* x, int64_t batch, const float* params, bool training,
+                       uint64_t seed = 0, int64_t first_sample = 0);
   // Where the loss writes dL/d(output) (batch, output size) before backward().
   float* output_grad() { return grads_.back().data(); }
   // Gradients of every parameter into `grads` (overwritten). grad_is_preactivation: the
@@ -47,14 +49,15 @@ class Executor {
   PhaseTimes& times() { return times_; }
 
  private:
-  ForwardArgs forward_args(int node, const float* params, bool training, Rng& rng);
+  ForwardArgs forward_args(int node, const float* params);
 
   const Graph& graph_;
   Backend& backend_;
   int64_t max_batch_ = 0;
   int64_t batch_ = 0;
   bool training_ = false;
-  Rng* rng_ = nullptr;
+  uint64_t seed_ = 0;
+  int64_t first_sample_ = 0;
   const float* input_ = nullptr;
   std::vector<AlignedBuffer> activations_;  // per node (max_batch, size); input node unused
   std::vector<AlignedBuffer> grads_;        // per node (max_batch, size); input node unused

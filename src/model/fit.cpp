@@ -62,7 +62,14 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   }
 
   const Clock::time_point fit_start = Clock::now();
-  auto strategy = detail::make_single_device_strategy(s, num_threads());
+  detail::StrategyOptions so;
+  so.devices = o.devices;
+  so.kind = o.strategy;
+  so.threads_per_device =
+      o.threads_per_device > 0 || o.devices > 1 ? o.threads_per_device : num_threads();
+  so.deterministic = o.deterministic;
+  so.bucket_bytes = o.bucket_bytes;
+  auto strategy = detail::make_strategy(s, so);
   strategy->prepare(o.batch_size);
   const uint64_t seed = o.seed ? *o.seed : next_seed();
   const detail::Compiled& compiled = *s.compiled;

@@ -33,7 +33,11 @@ class DropoutLayer final : public LayerImpl {
     const float scale = static_cast<float>(1.0 / (1.0 - rate_));
     const float keep = static_cast<float>(1.0 - rate_);
     float* mask = a.scratch;  // (batch, size): 0 or 1/(1-rate)
-    for (int64_t i = 0; i < n; ++i) mask[i] = a.rng.uniform() < keep ? scale : 0.f;
+    for (int64_t b = 0; b < a.batch; ++b) {
+      Rng rng(Rng::derive(a.stream, static_cast<uint64_t>(a.first_sample + b)));
+      float* row = mask + b * a.output_size;
+      for (int64_t i = 0; i < a.output_size; ++i) row[i] = rng.uniform() < keep ? scale : 0.f;
+    }
 #pragma omp simd
     for (int64_t i = 0; i < n; ++i) a.output[i] = x[i] * mask[i];
   }

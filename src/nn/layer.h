@@ -49,7 +49,10 @@ struct ForwardArgs {
   const float* params;        // this layer's slice of the flat parameter buffer
   float* scratch;             // scratch_floats(batch) floats, kept from forward to backward
   bool training;
-  Rng& rng;
+  // Randomness (dropout) is drawn per sample from (stream, first_sample + i): a sample gets
+  // the same mask whichever replica, shard or batch position computes it.
+  uint64_t stream;
+  int64_t first_sample;  // position of row 0 in the global batch
 };
 
 struct BackwardArgs {

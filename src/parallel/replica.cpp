@@ -21,9 +21,8 @@ void Replica::reserve(int64_t max_rows) {
   executor_.reserve(max_rows);
   const Graph& g = *model_.graph;
   x_.resize(max_rows * g.input().size);
-  const int64_t target = model_.compiled
-                             ? model_.compiled->loss.target_size(g.output().size, model_.classes())
-                             : 0;
+  const int64_t target =
+      model_.compiled ? model_.compiled->loss.target_size(g.output().size, model_.classes()) : 0;
   y_.resize(max_rows * target);
   times_ = PhaseTimes{};
   executor_.times().reset();
@@ -43,24 +42,33 @@ BatchStats Replica::loss_and_grad(const float* out, int64_t n, float grad_scale)
   fused_ = c.loss.fuses_with(executor_.output_activation());
   BatchStats s;
   s.samples = n;
-  s.loss_sum = c.loss.compute(out, y_.data(), n, g.output().size, model_.classes(),
-                              grad_scale != 0.f ? executor_.output_grad() : nullptr, grad_scale,
-                              fused_);
+  s.loss_sum =
+      c.loss.compute(out, y_.data(), n, g.output().size, model_.classes(),
+                     grad_scale != 0.f ? executor_.output_grad() : nullptr, grad_scale, fused_);
   if (c.accuracy) {
-    s.correct_sum = accuracy_sum(c.accuracy_kind, out, y_.data(), n, g.output().size,
-                                 model_.classes());
+    s.correct_sum =
+        accuracy_sum(c.accuracy_kind, out, y_.data(), n, g.output().size, model_.classes());
   }
   return s;
 }
 
-void Replica::backward(GradReadyListener* listener) {
+void Replica::backward(GradReadyListener* listener, bool grad_is_preactivation) {
   ScopedTimer t(times_[Phase::backward]);
-  executor_.backward(params_, grads_.data(), fused_, listener);
+  executor_.backward(params_, grads_.data(), grad_is_preactivation, listener);
+}
+
+const float* Replica::forward_train(const Samples& x, std::span<const int64_t> rows, uint64_t seed,
+                                    int64_t first_sample) {
+  gather(x, nullptr, rows);
+  ScopedTimer t(times_[Phase::forward]);
+  return executor_.forward(x_.data(), static_cast<int64_t>(rows.size()), params_, true, seed,
+                           first_sample);
 }
 
 BatchStats Replica::compute_gradients(const Samples& x, const Samples& y,
                                       std::span<const int64_t> rows, float grad_scale,
-                                      uint64_t seed, GradReadyListener* listener) {
+                                      uint64_t seed, int64_t first_sample,
+                                      GradReadyListener* listener) {
   const auto n = static_cast<int64_t>(rows.size());
   if (n == 0) {
     // Nothing to compute, but the reduction still needs this replica's (zero) share.
@@ -74,14 +82,13 @@ BatchStats Replica::compute_gradients(const Samples& x, const Samples& y,
     return {};
   }
   gather(x, &y, rows);
-  rng_.reseed(seed);
   const float* out;
   {
     ScopedTimer t(times_[Phase::forward]);
-    out = executor_.forward(x_.data(), n, params_, true, rng_);
+    out = executor_.forward(x_.data(), n, params_, true, seed, first_sample);
   }
   BatchStats stats = loss_and_grad(out, n, grad_scale);
-  backward(listener);
+  backward(listener, fused_);
   ++times_.steps;
   return stats;
 }
@@ -90,7 +97,7 @@ const float* Replica::infer(const Samples& x, const Samples* y, std::span<const 
                             BatchStats* stats) {
   const auto n = static_cast<int64_t>(rows.size());
   gather(x, y, rows);
-  const float* out = executor_.forward(x_.data(), n, params_, false, rng_);
+  const float* out = executor_.forward(x_.data(), n, params_, false);
   if (y && stats) *stats = loss_and_grad(out, n, 0.f);
   return out;
 }

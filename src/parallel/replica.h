@@ -25,8 +25,10 @@ class Replica {
   // Forward, loss and backward on x[rows], gradients (of the loss summed over these rows,
   // times grad_scale) written to grads(). listener hears as each layer's gradients are
   // final. rows may be empty: gradients are then zero and listener still hears every layer.
+  // first_sample: where rows start in the global batch (per-sample dropout streams).
   BatchStats compute_gradients(const Samples& x, const Samples& y, std::span<const int64_t> rows,
-                               float grad_scale, uint64_t seed, GradReadyListener* listener);
+                               float grad_scale, uint64_t seed, int64_t first_sample,
+                               GradReadyListener* listener);
   // Inference on x[rows]; with y, the loss and accuracy sums. Returns the output
   // (rows, output size), valid until the next call.
   const float* infer(const Samples& x, const Samples* y, std::span<const int64_t> rows,
@@ -41,7 +43,11 @@ class Replica {
   // elsewhere, like `host`).
   float* output_grad() { return executor_.output_grad(); }
   BatchStats loss_and_grad(const float* out, int64_t n, float grad_scale);
-  void backward(GradReadyListener* listener);
+  // Training-mode forward on x[rows] (dropout seeded by seed); the output, as infer's.
+  const float* forward_train(const Samples& x, std::span<const int64_t> rows, uint64_t seed,
+                             int64_t first_sample);
+  // Backward from output_grad(); grad_is_preactivation as the loss decided.
+  void backward(GradReadyListener* listener, bool grad_is_preactivation);
 
  private:
   void gather(const Samples& x, const Samples* y, std::span<const int64_t> rows);
@@ -52,7 +58,6 @@ class Replica {
   AlignedBuffer own_params_;
   float* params_;
   AlignedBuffer grads_, x_, y_;
-  Rng rng_;
   bool fused_ = false;
   PhaseTimes times_;
 };

@@ -22,8 +22,8 @@ class SingleDevice final : public Strategy {
                         uint64_t step_seed) override {
     const Compiled& c = model_.require_compiled("fit");
     const auto n = static_cast<int64_t>(rows.size());
-    BatchStats stats = replica_.compute_gradients(x, y, rows, 1.f / static_cast<float>(n),
-                                                  step_seed, nullptr);
+    BatchStats stats =
+        replica_.compute_gradients(x, y, rows, 1.f / static_cast<float>(n), step_seed, 0, nullptr);
     ScopedTimer t(replica_.times()[Phase::optimizer]);
     ++model_.iterations;
     c.kernel->update(replica_.params(), replica_.grads(), state_ptrs_.data(), 0,
@@ -32,8 +32,7 @@ class SingleDevice final : public Strategy {
     return stats;
   }
 
-  BatchStats test_step(const Samples& x, const Samples& y,
-                       std::span<const int64_t> rows) override {
+  BatchStats test_step(const Samples& x, const Samples& y, std::span<const int64_t> rows) override {
     BatchStats stats;
     replica_.infer(x, &y, rows, &stats);
     return stats;

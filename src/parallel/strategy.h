@@ -3,9 +3,11 @@
 // sums over the batch, so metrics are the same for any number of devices.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "model/model_state.h"
 #include "profile/phase_timer.h"
@@ -38,5 +40,29 @@ class Strategy {
 
 // One device: the model's own buffers, no communication.
 std::unique_ptr<Strategy> make_single_device_strategy(ModelState& model, int threads);
+
+struct StrategyOptions {
+  int devices = 1;
+  int threads_per_device = 0;     // <= 0: the available cores shared out
+  std::string kind = "mirrored";  // mirrored | host
+  bool deterministic = false;
+  int deterministic_shards = 4;  // micro-shards per global batch in deterministic mode
+  int64_t bucket_bytes = 4 << 20;
+  int64_t first_bucket_bytes = 1 << 20;
+};
+
+// Several devices (threads pinned to core groups) in this process.
+//   mirrored: a replica per device, buckets reduced during backward, sharded update.
+//   host:     keras.utils.multi_gpu_model's design, kept as a measurable baseline.
+// One device, not deterministic, mirrored: the single-device strategy.
+std::unique_ptr<Strategy> make_strategy(ModelState& model, const StrategyOptions& options);
+std::unique_ptr<Strategy> make_mirrored_strategy(ModelState& model, const StrategyOptions& options);
+std::unique_ptr<Strategy> make_host_strategy(ModelState& model, const StrategyOptions& options);
+
+// Splits n rows into `parts` contiguous runs as evenly as possible (the first n % parts
+// get one more): part p is [begin(p), begin(p + 1)).
+inline int64_t split_begin(int64_t n, int parts, int p) {
+  return n / parts * p + std::min<int64_t>(p, n % parts);
+}
 
 }  // namespace tandem::detail

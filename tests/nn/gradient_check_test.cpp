@@ -162,8 +162,7 @@ GradCheck run_case(const Case& c, int64_t batch, bool probe, uint64_t seed) {
   auto backend = make_cpu_backend(1);
   detail::Executor executor(g, *backend);
   executor.reserve(batch);
-  Rng dropout_rng(seed + 1);
-  const float* y = executor.forward(x.data(), batch, s.params.data(), c.training, dropout_rng);
+  const float* y = executor.forward(x.data(), batch, s.params.data(), c.training, seed + 1);
   const std::vector<float> output(y, y + batch * out_size);
   const bool fused = loss.fuses_with(executor.output_activation());
   const double loss_sum =

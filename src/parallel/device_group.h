@@ -1,0 +1,94 @@
+// DeviceGroup: N CPU "devices", each a worker thread pinned to its own group of cores and
+// running oneDNN/OpenMP with that many threads. run() executes a task on every device and
+// waits; an exception on any device aborts the shared barrier (so no device waits forever)
+// and is rethrown to the caller, naming the device.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace tandem::detail {
+
+// A reusable barrier for the devices of one group. wait() throws AbortedError once any
+// participant called abort(), so a failing device releases the others.
+class DeviceBarrier {
+ public:
+  explicit DeviceBarrier(int parties) : parties_(parties) {}
+  void wait();
+  void abort();
+  void reset();  // clears an abort, between tasks
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+
+ private:
+  const int parties_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int waiting_ = 0;
+  uint64_t generation_ = 0;
+  std::atomic<bool> aborted_{false};
+};
+
+// Thrown from DeviceBarrier::wait on the devices that did not fail themselves.
+struct AbortedError {};
+
+struct DevicePlan {
+  int devices = 1;
+  int threads_per_device = 1;
+  std::vector<std::vector<int>> cores;  // per device; empty: no pinning
+  bool oversubscribed = false;          // more threads than available cores
+};
+
+// Splits the cores this process may use into `devices` groups of threads_per_device (<= 0:
+// an equal share, at least one).
+DevicePlan plan_devices(int devices, int threads_per_device);
+
+class DeviceGroup {
+ public:
+  explicit DeviceGroup(const DevicePlan& plan);
+  ~DeviceGroup();
+  DeviceGroup(const DeviceGroup&) = delete;
+  DeviceGroup& operator=(const DeviceGroup&) = delete;
+
+  int size() const { return static_cast<int>(workers_.size()); }
+  const DevicePlan& plan() const { return plan_; }
+  DeviceBarrier& barrier() { return barrier_; }
+
+  // Runs task(device) on every device's thread and waits for all. The first exception (not
+  // counting AbortedError) is rethrown with the device index added when it is a tandem
+  // Error; the barrier is aborted so the other devices return.
+  // Any callable taking the device index; it is borrowed, not copied (no allocation).
+  template <class Task>
+  void run(Task&& task) {
+    run_erased(&call<std::remove_reference_t<Task>>, &task);
+  }
+
+ private:
+  using Erased = void (*)(void* task, int device);
+  template <class Task>
+  static void call(void* task, int device) {
+    (*static_cast<Task*>(task))(device);
+  }
+  void run_erased(Erased fn, void* task);
+  void worker_loop(int device);
+
+  DevicePlan plan_;
+  DeviceBarrier barrier_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable start_cv_, done_cv_;
+  Erased task_fn_ = nullptr;
+  void* task_ = nullptr;
+  uint64_t task_generation_ = 0;
+  int pending_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+  int error_device_ = -1;
+};
+
+}  // namespace tandem::detail

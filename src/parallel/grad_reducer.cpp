@@ -1,0 +1,183 @@
+#include "parallel/grad_reducer.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "parallel/shared_memory_communicator.h"
+
+namespace tandem::detail {
+namespace {
+
+class AllreduceReducer final : public GradReducer {
+ public:
+  AllreduceReducer(Communicator& comm, const std::vector<Bucket>& buckets, float* grads,
+                   PhaseTimes& times)
+      : comm_(comm),
+        buckets_(buckets),
+        index_(buckets_),
+        grads_(grads),
+        times_(times),
+        layers_left_(buckets.size()),
+        requests_(buckets.size()) {}
+
+  void begin_step() override {
+    for (size_t b = 0; b < buckets_.size(); ++b) layers_left_[b] = buckets_[b].layers;
+    next_to_post_ = 0;
+  }
+
+  void grads_ready(int64_t offset, int64_t) override {
+    ScopedTimer t(times_[Phase::allreduce]);
+    const int b = index_.find(offset);
+    --layers_left_[b];
+    // Post in bucket order (every rank must issue collectives in the same order).
+    while (next_to_post_ < buckets_.size() && layers_left_[next_to_post_] == 0) {
+      const Bucket& k = buckets_[next_to_post_];
+      requests_[next_to_post_] = comm_.allreduce_async(grads_ + k.offset, k.count);
+      ++next_to_post_;
+    }
+    for (size_t i = 0; i < next_to_post_; ++i) comm_.test(requests_[i]);
+  }
+
+  void finalize() override {
+    ScopedTimer t(times_[Phase::allreduce]);
+    for (size_t b = next_to_post_; b < buckets_.size(); ++b) {
+      requests_[b] = comm_.allreduce_async(grads_ + buckets_[b].offset, buckets_[b].count);
+    }
+    next_to_post_ = buckets_.size();
+    for (size_t b = 0; b < buckets_.size(); ++b) comm_.wait(requests_[b]);
+  }
+
+  bool applies_update() const override { return false; }
+
+ private:
+  Communicator& comm_;
+  const std::vector<Bucket>& buckets_;
+  BucketIndex index_;
+  float* grads_;
+  PhaseTimes& times_;
+  std::vector<int> layers_left_;
+  std::vector<Communicator::Request> requests_;
+  size_t next_to_post_ = 0;
+};
+
+// Elements per pass: a chunk is summed, updated and copied while it sits in L2.
+constexpr int64_t kUpdateChunk = 16384;
+
+class ShardedUpdateReducer final : public GradReducer {
+ public:
+  ShardedUpdateReducer(ShardedUpdateShared& shared, int rank, PhaseTimes& times)
+      : s_(shared),
+        rank_(rank),
+        times_(times),
+        index_(s_.buckets),
+        layers_left_(s_.buckets.size()),
+        done_(s_.buckets.size()),
+        sources_(s_.replicas) {}
+
+  void begin_step() override {
+    for (size_t b = 0; b < s_.buckets.size(); ++b) {
+      layers_left_[b] = s_.buckets[b].layers;
+      done_[b] = false;
+    }
+    ++step_;
+  }
+
+  void grads_ready(int64_t offset, int64_t) override {
+    const int b = index_.find(offset);
+    if (--layers_left_[b] == 0) s_.bucket_ready[b].fetch_add(1, std::memory_order_acq_rel);
+    process_ready();
+  }
+
+  void finalize() override {
+    {
+      ScopedTimer t(times_[Phase::idle]);
+      for (int spins = 0; !process_ready(); ++spins) {
+        if (s_.barrier->aborted()) throw AbortedError{};
+        if (spins > 64) std::this_thread::yield();
+      }
+    }
+    ScopedTimer t(times_[Phase::idle]);
+    s_.barrier->wait();
+  }
+
+  bool applies_update() const override { return true; }
+
+ private:
+  // Processes my shard of every bucket final on all replicas; true when none is left.
+  bool process_ready() {
+    bool all = true;
+    for (size_t b = 0; b < s_.buckets.size(); ++b) {
+      if (done_[b]) continue;
+      if (s_.bucket_ready[b].load(std::memory_order_acquire) < step_ * s_.replicas) {
+        all = false;
+        continue;
+      }
+      process_shard(s_.buckets[b]);
+      done_[b] = true;
+    }
+    return all;
+  }
+
+  void process_shard(const Bucket& bucket) {
+    const int n = s_.replicas;
+    const int64_t per = ((bucket.count + n - 1) / n + 15) / 16 * 16;
+    const int64_t begin = bucket.offset + std::min(bucket.count, per * rank_);
+    const int64_t end = bucket.offset + std::min(bucket.count, per * (rank_ + 1));
+    float* params = s_.params[rank_];
+    float* state[2] = {};
+    for (int64_t at = begin; at < end; at += kUpdateChunk) {
+      const int64_t len = std::min(end, at + kUpdateChunk) - at;
+      // The summed gradient lives only in this L2-sized chunk: no pass writes it to memory.
+      {
+        ScopedTimer t(times_[Phase::allreduce]);
+        for (int r = 0; r < n; ++r) sources_[r] = s_.grads[r] + at;
+        tree_sum(sources_, {sum_.data()}, 0, len);
+      }
+      {
+        ScopedTimer t(times_[Phase::optimizer]);
+        for (size_t k = 0; k < s_.state.size(); ++k) state[k] = s_.state[k] + at;
+        s_.kernel->update(params + at, sum_.data(), state, 0, len, s_.iteration, s_.learning_rate,
+                          1);
+      }
+      ScopedTimer t(times_[Phase::allreduce]);
+      for (int r = 0; r < n; ++r) {
+        if (s_.params[r] != params) std::copy(params + at, params + at + len, s_.params[r] + at);
+      }
+    }
+  }
+
+  ShardedUpdateShared& s_;
+  int rank_;
+  PhaseTimes& times_;
+  BucketIndex index_;
+  std::vector<int> layers_left_;
+  std::vector<bool> done_;
+  std::vector<float*> sources_;
+  std::vector<float> sum_ = std::vector<float>(kUpdateChunk);
+  int64_t step_ = 0;
+};
+
+}  // namespace
+
+ShardedUpdateShared::ShardedUpdateShared(int n, std::vector<Bucket> b, DeviceBarrier* barrier_)
+    : replicas(n),
+      params(n),
+      grads(n),
+      buckets(std::move(b)),
+      bucket_ready(new std::atomic<int64_t>[buckets.size()]),
+      barrier(barrier_) {
+  for (size_t i = 0; i < buckets.size(); ++i) bucket_ready[i].store(0);
+}
+
+std::unique_ptr<GradReducer> make_allreduce_reducer(Communicator& comm,
+                                                    const std::vector<Bucket>& buckets,
+                                                    float* grads, PhaseTimes& times) {
+  return std::make_unique<AllreduceReducer>(comm, buckets, grads, times);
+}
+
+std::unique_ptr<GradReducer> make_sharded_update_reducer(ShardedUpdateShared& shared, int rank,
+                                                         PhaseTimes& times) {
+  return std::make_unique<ShardedUpdateReducer>(shared, rank, times);
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,60 @@
+// GradReducer: decides which gradients are reduced when. Backward tells it (through
+// GradReadyListener) as each layer's gradients become final; it starts reducing every
+// bucket as soon as the bucket is complete, and finalize() finishes the rest before the
+// update. With one replica it does nothing.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "model/executor.h"
+#include "optim/optimizer_kernel.h"
+#include "parallel/buckets.h"
+#include "parallel/communicator.h"
+#include "parallel/device_group.h"
+#include "profile/phase_timer.h"
+
+namespace tandem::detail {
+
+class GradReducer : public GradReadyListener {
+ public:
+  // Called by each replica before its backward.
+  virtual void begin_step() = 0;
+  // Returns once every bucket is reduced (and, for reducers that own the update, applied).
+  virtual void finalize() = 0;
+  // Whether finalize() also applied the optimizer update to this replica's parameters.
+  virtual bool applies_update() const = 0;
+};
+
+// All-reduces each complete bucket through a Communicator (asynchronously), then leaves
+// the update to the caller: every replica applies the same update to its own copy.
+std::unique_ptr<GradReducer> make_allreduce_reducer(Communicator& comm,
+                                                    const std::vector<Bucket>& buckets,
+                                                    float* grads, PhaseTimes& times);
+
+// Replicas in one process: state shared by the replicas' ShardedUpdate reducers.
+struct ShardedUpdateShared {
+  int replicas = 1;
+  std::vector<float*> params;  // per replica
+  std::vector<float*> grads;   // per replica
+  std::vector<float*> state;   // optimizer slots, one shared copy (shards are disjoint)
+  const OptimizerKernel* kernel = nullptr;
+  int64_t iteration = 0;  // set before each step
+  double learning_rate = 0;
+  std::vector<Bucket> buckets;
+  std::unique_ptr<std::atomic<int64_t>[]> bucket_ready;  // replicas done, over all steps
+  DeviceBarrier* barrier = nullptr;
+
+  ShardedUpdateShared(int replicas, std::vector<Bucket> buckets, DeviceBarrier* barrier);
+};
+
+// For replica `rank` of the shared group: as soon as a bucket is final on every replica,
+// this replica sums its 1/N shard of it across all replicas (pairwise tree, fixed order),
+// applies the optimizer to that shard, and writes the new parameters into every replica.
+// One pass over memory instead of all-reduce + N full updates. finalize() ends with a
+// barrier, so every replica sees all new parameters before the next forward.
+std::unique_ptr<GradReducer> make_sharded_update_reducer(ShardedUpdateShared& shared, int rank,
+                                                         PhaseTimes& times);
+
+}  // namespace tandem::detail

@@ -1,0 +1,23 @@
+#include <iostream>
+
+#include "parallel/device_group.h"
+#include "parallel/strategy.h"
+#include "tandem/config.h"
+#include "tandem/error.h"
+
+namespace tandem::detail {
+
+std::unique_ptr<Strategy> make_strategy(ModelState& model, const StrategyOptions& o) {
+  if (o.devices < 1) throw ConfigError("devices must be >= 1, got " + std::to_string(o.devices));
+  if (o.kind != "mirrored" && o.kind != "host") {
+    throw ConfigError("unknown strategy '" + o.kind + "' (known: mirrored, host)");
+  }
+  if (o.devices == 1 && o.kind == "mirrored" && !o.deterministic) {
+    return make_single_device_strategy(
+        model, o.threads_per_device > 0 ? o.threads_per_device : num_threads());
+  }
+  if (o.kind == "host") return make_host_strategy(model, o);
+  return make_mirrored_strategy(model, o);
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,202 @@
+// The mirrored strategy: one replica per device, identical parameters everywhere. Each
+// replica runs forward and backward on its share of the global batch; as backward
+// finishes a bucket on every replica, each replica reduces its 1/N shard of that bucket,
+// applies the optimizer to it and writes the new values into every replica
+// (ShardedUpdateReducer). Deterministic mode splits the global batch into fixed
+// micro-shards whose gradients are summed in a fixed tree, whichever device computed them.
+#include <iostream>
+
+#include "parallel/device_group.h"
+#include "parallel/grad_reducer.h"
+#include "parallel/replica.h"
+#include "parallel/shared_memory_communicator.h"
+#include "parallel/strategy.h"
+#include "tandem/error.h"
+
+namespace tandem::detail {
+namespace {
+
+void warn_if_oversubscribed(const DevicePlan& plan) {
+  if (plan.oversubscribed) {
+    std::cerr << "tandem: warning: " << plan.devices << " devices x " << plan.threads_per_device
+              << " threads exceed the available cores; results stay correct, but slower\n";
+  }
+}
+
+class Mirrored final : public Strategy {
+ public:
+  Mirrored(ModelState& model, const StrategyOptions& o)
+      : model_(model), options_(o), group_(plan_devices(o.devices, o.threads_per_device)) {
+    const int n = group_.size();
+    if (o.deterministic && (o.deterministic_shards % n != 0)) {
+      throw ConfigError("deterministic mode: devices (" + std::to_string(n) +
+                        ") must divide the micro-shards per batch (" +
+                        std::to_string(o.deterministic_shards) + "), e.g. 1, 2 or 4");
+    }
+    warn_if_oversubscribed(group_.plan());
+    const Compiled& c = model.require_compiled("fit");
+    // Replica 0 trains the model's own buffer; the others start from a copy of it (the
+    // broadcast of initial weights).
+    for (int r = 0; r < n; ++r) {
+      replicas_.push_back(
+          std::make_unique<Replica>(model, group_.plan().threads_per_device, r > 0));
+    }
+    shared_ = std::make_unique<ShardedUpdateShared>(
+        n,
+        make_buckets(*model.graph, o.bucket_bytes, std::min(o.first_bucket_bytes, o.bucket_bytes)),
+        &group_.barrier());
+    shared_->kernel = c.kernel.get();
+    for (int r = 0; r < n; ++r) {
+      shared_->params[r] = replicas_[r]->params();
+      shared_->grads[r] = replicas_[r]->grads();
+      reducers_.push_back(make_sharded_update_reducer(*shared_, r, replicas_[r]->times()));
+    }
+    for (auto& slot : model.optimizer_state) shared_->state.push_back(slot.data());
+    stats_.resize(n);
+  }
+
+  void prepare(int64_t max_batch) override {
+    const int n = group_.size();
+    const int shards = options_.deterministic ? options_.deterministic_shards : n;
+    const int64_t per_part = (max_batch + shards - 1) / shards;
+    steps_ = 0;
+    for (auto& r : replicas_) r->reserve(per_part);
+    if (options_.deterministic) {
+      const int local = shards / n;
+      shard_grads_.resize(n);
+      for (auto& buffers : shard_grads_) {
+        buffers.resize(local);
+        for (auto& b : buffers) b.resize(model_.graph->param_buffer_size());
+      }
+      shard_sources_.assign(n, std::vector<float*>(local));
+      for (int r = 0; r < n; ++r) {
+        for (int j = 0; j < local; ++j) shard_sources_[r][j] = shard_grads_[r][j].data();
+      }
+    }
+  }
+
+  BatchStats train_step(const Samples& x, const Samples& y, std::span<const int64_t> rows,
+                        uint64_t step_seed) override {
+    const auto total = static_cast<int64_t>(rows.size());
+    ++model_.iterations;
+    shared_->iteration = model_.iterations;
+    shared_->learning_rate = model_.learning_rate;
+    const float scale = 1.f / static_cast<float>(total);
+    const int n = group_.size();
+    auto task = [&](int r) {
+      Replica& replica = *replicas_[r];
+      GradReducer& reducer = *reducers_[r];
+      reducer.begin_step();
+      if (!options_.deterministic) {
+        const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
+        stats_[r] =
+            replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, step_seed, b, &reducer);
+      } else {
+        stats_[r] = deterministic_gradients(r, x, y, rows, scale, step_seed);
+        const auto& layers = model_.graph->layers();
+        for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+          if (it->param_count > 0) reducer.grads_ready(it->param_offset, it->param_count);
+        }
+      }
+      reducer.finalize();
+    };
+    group_.run(task);
+    ++steps_;
+    BatchStats total_stats;
+    for (const auto& s : stats_) {
+      total_stats.loss_sum += s.loss_sum;
+      total_stats.correct_sum += s.correct_sum;
+      total_stats.samples += s.samples;
+    }
+    return total_stats;
+  }
+
+  BatchStats test_step(const Samples& x, const Samples& y, std::span<const int64_t> rows) override {
+    return run_inference(x, &y, rows, nullptr);
+  }
+
+  void predict_step(const Samples& x, std::span<const int64_t> rows, float* out) override {
+    run_inference(x, nullptr, rows, out);
+  }
+
+  PhaseTimes times() const override {
+    PhaseTimes t;
+    for (const auto& r : replicas_) {
+      t += r->times();
+      PhaseTimes layers;
+      layers.layer_forward = r->executor().times().layer_forward;
+      layers.layer_backward = r->executor().times().layer_backward;
+      t += layers;
+    }
+    t.steps = steps_;
+    return t;
+  }
+
+ private:
+  // Micro-shards [r*k, (r+1)*k) of the global batch, each computed alone, summed locally in
+  // the same tree the single-device run uses; the reducer continues the tree across devices.
+  BatchStats deterministic_gradients(int r, const Samples& x, const Samples& y,
+                                     std::span<const int64_t> rows, float scale, uint64_t seed) {
+    const auto total = static_cast<int64_t>(rows.size());
+    const int shards = options_.deterministic_shards, local = shards / group_.size();
+    Replica& replica = *replicas_[r];
+    BatchStats sum;
+    for (int j = 0; j < local; ++j) {
+      const int shard = r * local + j;
+      const int64_t b = split_begin(total, shards, shard),
+                    e = split_begin(total, shards, shard + 1);
+      const BatchStats s =
+          replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, seed, b, nullptr);
+      std::copy(replica.grads(), replica.grads() + model_.graph->param_buffer_size(),
+                shard_sources_[r][j]);
+      sum.loss_sum += s.loss_sum;
+      sum.correct_sum += s.correct_sum;
+      sum.samples += s.samples;
+    }
+    ScopedTimer t(replica.times()[Phase::allreduce]);
+    tree_sum(shard_sources_[r], {replica.grads()}, 0, model_.graph->param_buffer_size());
+    return sum;
+  }
+
+  // Evaluation and prediction split the batch across devices too (no communication).
+  BatchStats run_inference(const Samples& x, const Samples* y, std::span<const int64_t> rows,
+                           float* out) {
+    const auto total = static_cast<int64_t>(rows.size());
+    const int n = group_.size();
+    const int64_t size = model_.graph->output().size;
+    auto task = [&](int r) {
+      const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
+      stats_[r] = {};
+      if (b == e) return;
+      const float* result = replicas_[r]->infer(x, y, rows.subspan(b, e - b), &stats_[r]);
+      if (out) std::copy(result, result + (e - b) * size, out + b * size);
+    };
+    group_.run(task);
+    BatchStats sum;
+    for (const auto& s : stats_) {
+      sum.loss_sum += s.loss_sum;
+      sum.correct_sum += s.correct_sum;
+      sum.samples += s.samples;
+    }
+    return sum;
+  }
+
+  ModelState& model_;
+  StrategyOptions options_;
+  DeviceGroup group_;
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::unique_ptr<ShardedUpdateShared> shared_;
+  std::vector<std::unique_ptr<GradReducer>> reducers_;
+  std::vector<BatchStats> stats_;
+  int64_t steps_ = 0;
+  std::vector<std::vector<AlignedBuffer>> shard_grads_;  // deterministic: per replica, per shard
+  std::vector<std::vector<float*>> shard_sources_;
+};
+
+}  // namespace
+
+std::unique_ptr<Strategy> make_mirrored_strategy(ModelState& model, const StrategyOptions& o) {
+  return std::make_unique<Mirrored>(model, o);
+}
+
+}  // namespace tandem::detail
