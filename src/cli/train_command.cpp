@@ -84,6 +84,30 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->type_name("N")
       ->check(positive_integer())
       ->group("Run");
+  cmd->add_option("--devices", o.devices,
+                  "CPU devices for data-parallel training (each a group of cores)")
+      ->check(positive_integer())
+      ->capture_default_str()
+      ->group("Parallel");
+  cmd->add_option("--strategy", o.strategy,
+                  "mirrored (a replica per device, gradients reduced during backward) or host "
+                  "(keras multi_gpu_model's design, a baseline)")
+      ->check(CLI::IsMember({"mirrored", "host"}))
+      ->capture_default_str()
+      ->group("Parallel");
+  cmd->add_option("--threads-per-device", o.threads_per_device,
+                  "Threads per device [default: the available cores shared out]")
+      ->type_name("N")
+      ->check(positive_integer())
+      ->group("Parallel");
+  cmd->add_flag("--deterministic", o.deterministic,
+                "Bitwise-identical weights for 1, 2 and 4 devices (fixed micro-shards and sum "
+                "order; slower)")
+      ->group("Parallel");
+  cmd->add_option("--bucket-mb", o.bucket_mb, "Gradient bucket size in MB for the reduction")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Parallel");
   cmd->add_option("--verbose", o.verbose,
                   "0 silent, 1 progress bar on a terminal (one line per epoch otherwise), "
                   "2 one line per epoch")
@@ -126,14 +150,20 @@ int run_train(const TrainOptions& o) {
                  .verbose = o.verbose,
                  .seed = o.seed,
                  .validation_split = o.validation_split,
-                 .callbacks = {epoch_timer}};
+                 .callbacks = {epoch_timer},
+                 .devices = o.devices,
+                 .strategy = o.strategy,
+                 .threads_per_device = o.threads_per_device,
+                 .deterministic = o.deterministic,
+                 .bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20))};
   auto start = SteadyClock::now();
   const History history = model.fit(x_train, y_train, fit);
   TrainReport report{.history = history, .epoch_seconds = epoch_timer->seconds()};
   report.train_seconds = seconds_since(start);
   report.phase_seconds = model.run_times().phase_seconds;
   report.train_steps = model.run_times().train_steps;
-  fmt::print("fit: {:.3f} s\n", report.train_seconds);
+  fmt::print("fit: {:.3f} s ({} device{}, {})\n", report.train_seconds, o.devices,
+             o.devices == 1 ? "" : "s", o.strategy);
 
   start = SteadyClock::now();
   model.predict(x_test, {.batch_size = o.batch_size});

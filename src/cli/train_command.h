@@ -22,6 +22,11 @@ struct TrainOptions {
   int epochs = 5;
   std::optional<uint64_t> seed;
   std::optional<int> threads;  // absent: the library's default
+  int devices = 1;
+  std::string strategy = "mirrored";  // mirrored | host
+  int threads_per_device = 0;         // 0: the cores shared out
+  bool deterministic = false;
+  double bucket_mb = 4.0;
   double validation_split = 0.0;
   int verbose = 1;
   std::string save_path;          // empty: do not save

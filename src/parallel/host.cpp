@@ -126,11 +126,12 @@ class Host final : public Strategy {
   }
 
   PhaseTimes times() const override {
+    // The host's own phases plus the mean of the devices'.
+    PhaseTimes devices;
+    for (const auto& r : replicas_) devices += r->times();
     PhaseTimes t = host_times_;
-    for (const auto& r : replicas_) {
-      PhaseTimes rt = r->times();
-      rt.steps = 0;
-      t += rt;
+    for (size_t p = 0; p < t.seconds.size(); ++p) {
+      t.seconds[p] += devices.seconds[p] / static_cast<double>(replicas_.size());
     }
     return t;
   }

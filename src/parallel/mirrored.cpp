@@ -128,6 +128,10 @@ class Mirrored final : public Strategy {
       layers.layer_backward = r->executor().times().layer_backward;
       t += layers;
     }
+    const double n = static_cast<double>(replicas_.size());
+    for (double& s : t.seconds) s /= n;
+    for (double& s : t.layer_forward) s /= n;
+    for (double& s : t.layer_backward) s /= n;
     t.steps = steps_;
     return t;
   }

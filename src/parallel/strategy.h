@@ -34,7 +34,8 @@ class Strategy {
                                std::span<const int64_t> rows) = 0;
   // out (rows.size(), output size) = model(x[rows]) in inference mode.
   virtual void predict_step(const Samples& x, std::span<const int64_t> rows, float* out) = 0;
-  // Sum over replicas of per-phase time since prepare().
+  // Per-phase time since prepare(), averaged over replicas (a replica's view of a step);
+  // steps counts train steps.
   virtual PhaseTimes times() const = 0;
 };
 

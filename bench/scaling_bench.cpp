@@ -1,0 +1,160 @@
+// Data-parallel scaling of the seed training step on CPU devices. For each global batch,
+// every configuration is built once, then timed interleaved (one repetition of each in
+// turn), median of the repetitions:
+//   1x1        one device, one core (the baseline)
+//   1xN        one device using all N cores through intra-op threads
+//   Dx1 <s>    D devices of one core, strategy s (mirrored | host)
+//   scaling_bench [--batches 128,512] [--devices 2] [--repeats 5] [--steps 4] [--json F]
+// Prints ms/step, samples/s, speedup vs 1x1, efficiency, and the phases of a step per
+// replica (forward, backward, exposed all-reduce, optimizer, data, idle).
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <random>
+
+#include "bench_util.h"
+#include "model/model_state.h"
+#include "parallel/strategy.h"
+#include "tandem/tandem.h"
+
+namespace tb = tandem::bench;
+
+namespace {
+
+std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> out;
+  for (size_t at = 0; at < s.size();) {
+    const size_t comma = s.find(',', at);
+    out.push_back(std::stoll(s.substr(at, comma - at)));
+    at = comma == std::string::npos ? s.size() : comma + 1;
+  }
+  return out;
+}
+
+struct Config {
+  std::string name;
+  int devices;
+  int threads_per_device;
+  std::string strategy;
+  tandem::Model model;
+  std::unique_ptr<tandem::detail::Strategy> run;
+  std::vector<double> seconds;
+
+  static tandem::Model seed_model() {
+    tandem::set_random_seed(1);
+    auto in = tandem::Input({784});
+    auto h = tandem::Dense(4096, "relu")(in);
+    h = tandem::Dense(2048, "relu")(h);
+    h = tandem::Dense(512, "relu")(h);
+    h = tandem::Dense(64, "relu")(h);
+    return tandem::Model(in, tandem::Dense(10, "softmax")(h));
+  }
+
+  Config(std::string n, int d, int t, std::string s, int64_t batch)
+      : name(std::move(n)), devices(d), threads_per_device(t), strategy(std::move(s)),
+        model(seed_model()) {
+    model.compile(tandem::RMSprop(), "categorical_crossentropy", {"accuracy"});
+    tandem::detail::StrategyOptions o;
+    o.devices = d;
+    o.threads_per_device = t;
+    o.kind = strategy;
+    run = tandem::detail::make_strategy(model.state(), o);
+    run->prepare(batch);
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int64_t> batches = {128, 512};
+  int devices = 2, repeats = 5, steps = 4;
+  std::string json_path;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--batches") batches = parse_list(v);
+    else if (k == "--devices") devices = std::stoi(v);
+    else if (k == "--repeats") repeats = std::stoi(v);
+    else if (k == "--steps") steps = std::stoi(v);
+    else if (k == "--json") json_path = v;
+    else {
+      std::cerr << "scaling_bench: unknown option " << k << "\n";
+      return 2;
+    }
+  }
+  nlohmann::json out = {{"devices", devices}, {"repeats", repeats}, {"steps", steps},
+                        {"results", nlohmann::json::array()}};
+  for (const int64_t batch : batches) {
+    std::mt19937 gen(1);
+    std::uniform_real_distribution<float> u(0.f, 1.f);
+    tandem::Tensor x({batch, 784}), y({batch, 10});
+    for (auto& v : x.values()) v = u(gen);
+    for (int64_t i = 0; i < batch; ++i) y[i * 10 + i % 10] = 1.f;
+    std::vector<int64_t> rows(batch);
+    std::iota(rows.begin(), rows.end(), 0);
+
+    std::vector<std::unique_ptr<Config>> configs;
+    configs.push_back(std::make_unique<Config>("1x1", 1, 1, "mirrored", batch));
+    configs.push_back(std::make_unique<Config>("1x" + std::to_string(devices) + " intra-op", 1,
+                                               devices, "mirrored", batch));
+    for (const char* s : {"mirrored", "host"}) {
+      configs.push_back(std::make_unique<Config>(std::to_string(devices) + "x1 " + s, devices, 1,
+                                                 s, batch));
+    }
+    // Verify, then warm up: all configurations start from the same weights, so their first
+    // step's loss must agree.
+    double first_loss = 0;
+    for (auto& c : configs) {
+      const double loss = c->run->train_step(x, y, rows, 7).loss_sum / batch;
+      if (&c == &configs.front()) first_loss = loss;
+      if (!std::isfinite(loss) || std::abs(loss - first_loss) > 1e-4 * std::abs(first_loss)) {
+        std::cerr << "scaling_bench: " << c->name << " loss " << loss << " != " << first_loss << "\n";
+        return 1;
+      }
+      c->run->prepare(batch);
+    }
+    uint64_t seed = 100;
+    for (int r = 0; r < repeats; ++r) {
+      for (auto& c : configs) {
+        c->seconds.push_back(tb::seconds_per_call([&] { c->run->train_step(x, y, rows, ++seed); }, steps));
+      }
+    }
+    const double base = tb::median(configs.front()->seconds);
+    std::printf("\nseed model, global batch %lld, median of %d x %d steps (ms per step; phases per replica)\n",
+                static_cast<long long>(batch), repeats, steps);
+    std::printf("%-18s %9s %10s %8s %6s | %8s %8s %9s %8s %6s %6s\n", "config", "ms/step",
+                "samples/s", "speedup", "eff", "forward", "backward", "allreduce", "optim", "data",
+                "idle");
+    for (auto& c : configs) {
+      const double s = tb::median(c->seconds);
+      const double speedup = base / s;
+      const int cores = c->devices * c->threads_per_device;
+      const tandem::PhaseTimes t = c->run->times();
+      auto ms = [&](tandem::Phase p) { return t[p] / std::max<int64_t>(t.steps, 1) * 1e3; };
+      std::printf("%-18s %9.2f %10.0f %8.2f %5.0f%% | %8.2f %8.2f %9.2f %8.2f %6.2f %6.2f\n",
+                  c->name.c_str(), s * 1e3, batch / s, speedup, 100 * speedup / cores,
+                  ms(tandem::Phase::forward), ms(tandem::Phase::backward),
+                  ms(tandem::Phase::allreduce), ms(tandem::Phase::optimizer),
+                  ms(tandem::Phase::data) + ms(tandem::Phase::loss), ms(tandem::Phase::idle));
+      nlohmann::json phases;
+      for (int p = 0; p < static_cast<int>(tandem::Phase::count); ++p) {
+        phases[tandem::phase_name(static_cast<tandem::Phase>(p))] = ms(static_cast<tandem::Phase>(p));
+      }
+      out["results"].push_back({{"batch", batch},
+                                {"config", c->name},
+                                {"devices", c->devices},
+                                {"threads_per_device", c->threads_per_device},
+                                {"strategy", c->strategy},
+                                {"ms_per_step", s * 1e3},
+                                {"samples_per_second", batch / s},
+                                {"speedup_vs_1x1", speedup},
+                                {"efficiency", speedup / cores},
+                                {"phase_ms_per_replica", phases},
+                                {"ms_per_step_all", c->seconds}});
+    }
+  }
+  if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
+}
