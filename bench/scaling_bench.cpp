@@ -5,6 +5,7 @@
 //   1xN        one device using all N cores through intra-op threads
 //   Dx1 <s>    D devices of one core, strategy s (mirrored | host)
 //   scaling_bench [--batches 128,512] [--devices 2] [--repeats 5] [--steps 4] [--json F]
+//                 [--bucket-mb 4]   (a list adds one mirrored row per bucket size)
 // Prints ms/step, samples/s, speedup vs 1x1, efficiency, and the phases of a step per
 // replica (forward, backward, exposed all-reduce, optimizer, data, idle).
 #include <cmath>
@@ -54,14 +55,18 @@ struct Config {
     return tandem::Model(in, tandem::Dense(10, "softmax")(h));
   }
 
-  Config(std::string n, int d, int t, std::string s, int64_t batch)
-      : name(std::move(n)), devices(d), threads_per_device(t), strategy(std::move(s)),
+  Config(std::string n, int d, int t, std::string s, int64_t batch, int64_t bucket_bytes)
+      : name(std::move(n)),
+        devices(d),
+        threads_per_device(t),
+        strategy(std::move(s)),
         model(seed_model()) {
     model.compile(tandem::RMSprop(), "categorical_crossentropy", {"accuracy"});
     tandem::detail::StrategyOptions o;
     o.devices = d;
     o.threads_per_device = t;
     o.kind = strategy;
+    o.bucket_bytes = bucket_bytes;
     run = tandem::detail::make_strategy(model.state(), o);
     run->prepare(batch);
   }
@@ -73,19 +78,29 @@ int main(int argc, char** argv) {
   std::vector<int64_t> batches = {128, 512};
   int devices = 2, repeats = 5, steps = 4;
   std::string json_path;
+  std::vector<int64_t> bucket_mb = {4};
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--batches") batches = parse_list(v);
-    else if (k == "--devices") devices = std::stoi(v);
-    else if (k == "--repeats") repeats = std::stoi(v);
-    else if (k == "--steps") steps = std::stoi(v);
-    else if (k == "--json") json_path = v;
+    if (k == "--batches")
+      batches = parse_list(v);
+    else if (k == "--devices")
+      devices = std::stoi(v);
+    else if (k == "--repeats")
+      repeats = std::stoi(v);
+    else if (k == "--steps")
+      steps = std::stoi(v);
+    else if (k == "--json")
+      json_path = v;
+    else if (k == "--bucket-mb")
+      bucket_mb = parse_list(v);
     else {
       std::cerr << "scaling_bench: unknown option " << k << "\n";
       return 2;
     }
   }
-  nlohmann::json out = {{"devices", devices}, {"repeats", repeats}, {"steps", steps},
+  nlohmann::json out = {{"devices", devices},
+                        {"repeats", repeats},
+                        {"steps", steps},
                         {"results", nlohmann::json::array()}};
   for (const int64_t batch : batches) {
     std::mt19937 gen(1);
@@ -97,13 +112,17 @@ int main(int argc, char** argv) {
     std::iota(rows.begin(), rows.end(), 0);
 
     std::vector<std::unique_ptr<Config>> configs;
-    configs.push_back(std::make_unique<Config>("1x1", 1, 1, "mirrored", batch));
+    const int64_t mb = 1 << 20;
+    configs.push_back(std::make_unique<Config>("1x1", 1, 1, "mirrored", batch, 4 * mb));
     configs.push_back(std::make_unique<Config>("1x" + std::to_string(devices) + " intra-op", 1,
-                                               devices, "mirrored", batch));
-    for (const char* s : {"mirrored", "host"}) {
-      configs.push_back(std::make_unique<Config>(std::to_string(devices) + "x1 " + s, devices, 1,
-                                                 s, batch));
+                                               devices, "mirrored", batch, 4 * mb));
+    const std::string d = std::to_string(devices);
+    for (int64_t b : bucket_mb) {
+      const std::string name =
+          d + "x1 mirrored" + (bucket_mb.size() > 1 ? " " + std::to_string(b) + "MB" : "");
+      configs.push_back(std::make_unique<Config>(name, devices, 1, "mirrored", batch, b * mb));
     }
+    configs.push_back(std::make_unique<Config>(d + "x1 host", devices, 1, "host", batch, 4 * mb));
     // Verify, then warm up: all configurations start from the same weights, so their first
     // step's loss must agree.
     double first_loss = 0;
@@ -111,7 +130,8 @@ int main(int argc, char** argv) {
       const double loss = c->run->train_step(x, y, rows, 7).loss_sum / batch;
       if (&c == &configs.front()) first_loss = loss;
       if (!std::isfinite(loss) || std::abs(loss - first_loss) > 1e-4 * std::abs(first_loss)) {
-        std::cerr << "scaling_bench: " << c->name << " loss " << loss << " != " << first_loss << "\n";
+        std::cerr << "scaling_bench: " << c->name << " loss " << loss << " != " << first_loss
+                  << "\n";
         return 1;
       }
       c->run->prepare(batch);
@@ -119,12 +139,15 @@ int main(int argc, char** argv) {
     uint64_t seed = 100;
     for (int r = 0; r < repeats; ++r) {
       for (auto& c : configs) {
-        c->seconds.push_back(tb::seconds_per_call([&] { c->run->train_step(x, y, rows, ++seed); }, steps));
+        c->seconds.push_back(
+            tb::seconds_per_call([&] { c->run->train_step(x, y, rows, ++seed); }, steps));
       }
     }
     const double base = tb::median(configs.front()->seconds);
-    std::printf("\nseed model, global batch %lld, median of %d x %d steps (ms per step; phases per replica)\n",
-                static_cast<long long>(batch), repeats, steps);
+    std::printf(
+        "\nseed model, global batch %lld, median of %d x %d steps (ms per step; phases per "
+        "replica)\n",
+        static_cast<long long>(batch), repeats, steps);
     std::printf("%-18s %9s %10s %8s %6s | %8s %8s %9s %8s %6s %6s\n", "config", "ms/step",
                 "samples/s", "speedup", "eff", "forward", "backward", "allreduce", "optim", "data",
                 "idle");
@@ -141,7 +164,8 @@ int main(int argc, char** argv) {
                   ms(tandem::Phase::data) + ms(tandem::Phase::loss), ms(tandem::Phase::idle));
       nlohmann::json phases;
       for (int p = 0; p < static_cast<int>(tandem::Phase::count); ++p) {
-        phases[tandem::phase_name(static_cast<tandem::Phase>(p))] = ms(static_cast<tandem::Phase>(p));
+        phases[tandem::phase_name(static_cast<tandem::Phase>(p))] =
+            ms(static_cast<tandem::Phase>(p));
       }
       out["results"].push_back({{"batch", batch},
                                 {"config", c->name},

@@ -34,10 +34,14 @@ Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--batch") o.batch = std::stoll(value);
-    else if (key == "--repeats") o.repeats = std::stoi(value);
-    else if (key == "--steps") o.steps = std::stoi(value);
-    else if (key == "--json") o.json = value;
+    if (key == "--batch")
+      o.batch = std::stoll(value);
+    else if (key == "--repeats")
+      o.repeats = std::stoi(value);
+    else if (key == "--steps")
+      o.steps = std::stoi(value);
+    else if (key == "--json")
+      o.json = value;
     else if (key == "--threads") {
       o.threads.clear();
       for (size_t at = 0; at < value.size();) {
@@ -67,8 +71,8 @@ struct Floor {
       gemms.push_back({.m = m, .n = n, .k = k, .trans_a = ta, .trans_b = tb_});
     };
     for (size_t i = 0; i + 1 < w.size(); ++i) {
-      add(batch, w[i + 1], w[i], false, false);  // forward
-      add(w[i], w[i + 1], batch, true, false);   // kernel gradient
+      add(batch, w[i + 1], w[i], false, false);            // forward
+      add(w[i], w[i + 1], batch, true, false);             // kernel gradient
       if (i > 0) add(batch, w[i], w[i + 1], false, true);  // input gradient
     }
     for (size_t i = 0; i < gemms.size(); ++i) {
@@ -150,8 +154,11 @@ int main(int argc, char** argv) {
       c.step_s.push_back(tb::seconds_per_call([&] { c.step->run(); }, o.steps));
     }
   }
-  nlohmann::json out = {{"batch", o.batch}, {"step_gflop", flops / 1e9}, {"repeats", o.repeats},
-                        {"steps_per_repeat", o.steps}, {"configs", nlohmann::json::array()}};
+  nlohmann::json out = {{"batch", o.batch},
+                        {"step_gflop", flops / 1e9},
+                        {"repeats", o.repeats},
+                        {"steps_per_repeat", o.steps},
+                        {"configs", nlohmann::json::array()}};
   std::printf("seed step, batch %lld, %.2f GFLOP/step, median of %d x %d steps\n",
               static_cast<long long>(o.batch), flops / 1e9, o.repeats, o.steps);
   std::printf("%8s %12s %12s %12s %12s %10s\n", "threads", "floor ms", "floor GF/s", "step ms",

@@ -131,7 +131,7 @@ class ShardedUpdateReducer final : public GradReducer {
       {
         ScopedTimer t(times_[Phase::allreduce]);
         for (int r = 0; r < n; ++r) sources_[r] = s_.grads[r] + at;
-        tree_sum(sources_, {sum_.data()}, 0, len);
+        tree_sum(sources_, sum_.data(), 0, len);
       }
       {
         ScopedTimer t(times_[Phase::optimizer]);

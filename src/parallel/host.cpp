@@ -105,7 +105,7 @@ class Host final : public Strategy {
     // 4. Gradients devices -> host, summed there; the update on the host.
     {
       ScopedTimer t(host_times_[Phase::allreduce]);
-      tree_sum(grad_sources_, {host_grads_.data()}, 0, params);
+      tree_sum(grad_sources_, host_grads_.data(), 0, params);
     }
     ScopedTimer t(host_times_[Phase::optimizer]);
     ++model_.iterations;

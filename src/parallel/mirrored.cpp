@@ -158,7 +158,7 @@ class Mirrored final : public Strategy {
       sum.samples += s.samples;
     }
     ScopedTimer t(replica.times()[Phase::allreduce]);
-    tree_sum(shard_sources_[r], {replica.grads()}, 0, model_.graph->param_buffer_size());
+    tree_sum(shard_sources_[r], replica.grads(), 0, model_.graph->param_buffer_size());
     return sum;
   }
 

@@ -20,15 +20,28 @@ void pause(int& spins) {
 
 }  // namespace
 
-void tree_sum(const std::vector<float*>& buffers, const std::vector<float*>& destinations,
-              int64_t begin, int64_t end) {
-  const int n = static_cast<int>(buffers.size());
+void tree_sum(const std::vector<float*>& sources, float* destination, int64_t begin, int64_t end) {
+  const int n = static_cast<int>(sources.size());
+  if (n <= 2) {
+    // One add per element, straight into the destination: no scratch traffic.
+    const float* a = sources[0];
+    if (n == 2) {
+      const float* b = sources[1];
+#pragma omp simd
+      for (int64_t k = begin; k < end; ++k) destination[k] = a[k] + b[k];
+    } else if (destination != a) {
+      std::copy(a + begin, a + end, destination + begin);
+    }
+    return;
+  }
+  // Reads every source of a chunk before writing it, so destination may be a source.
   thread_local std::vector<float> scratch;
   if (static_cast<int64_t>(scratch.size()) < n * kChunk) scratch.resize(n * kChunk);
   for (int64_t at = begin; at < end; at += kChunk) {
     const int64_t len = std::min(kChunk, end - at);
-    for (int i = 0; i < n; ++i)
-      std::copy(buffers[i] + at, buffers[i] + at + len, &scratch[i * kChunk]);
+    for (int i = 0; i < n; ++i) {
+      std::copy(sources[i] + at, sources[i] + at + len, &scratch[i * kChunk]);
+    }
     for (int stride = 1; stride < n; stride *= 2) {
       for (int i = 0; i + stride < n; i += 2 * stride) {
         float* a = &scratch[i * kChunk];
@@ -37,7 +50,14 @@ void tree_sum(const std::vector<float*>& buffers, const std::vector<float*>& des
         for (int64_t k = 0; k < len; ++k) a[k] += b[k];
       }
     }
-    for (float* d : destinations) std::copy(&scratch[0], &scratch[0] + len, d + at);
+    std::copy(&scratch[0], &scratch[0] + len, destination + at);
+  }
+}
+
+void tree_sum_into_all(const std::vector<float*>& buffers, int64_t begin, int64_t end) {
+  tree_sum(buffers, buffers[0], begin, end);
+  for (size_t i = 1; i < buffers.size(); ++i) {
+    std::copy(buffers[0] + begin, buffers[0] + end, buffers[i] + begin);
   }
 }
 

@@ -67,12 +67,9 @@ class SharedMemoryCommunicator final : public Communicator {
 };
 
 // Sums [begin, end) of `sources` in a pairwise tree over them ((0+1)+(2+3)...: a fixed
-// order, so results are bitwise reproducible) and writes the sum into every destination
-// (destinations may be sources).
-void tree_sum(const std::vector<float*>& sources, const std::vector<float*>& destinations,
-              int64_t begin, int64_t end);
-inline void tree_sum_into_all(const std::vector<float*>& buffers, int64_t begin, int64_t end) {
-  tree_sum(buffers, buffers, begin, end);
-}
+// order, so results are bitwise reproducible) into destination, which may be a source.
+void tree_sum(const std::vector<float*>& sources, float* destination, int64_t begin, int64_t end);
+// The same sum written into every buffer.
+void tree_sum_into_all(const std::vector<float*>& buffers, int64_t begin, int64_t end);
 
 }  // namespace tandem::detail

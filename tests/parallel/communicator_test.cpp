@@ -83,7 +83,7 @@ TEST(SharedMemoryCommunicator, TreeSumOrderIsFixed) {
   // (a + b) + (c + d) differs from ((a + b) + c) + d for these values in float.
   std::vector<float> a = {1e8f}, b = {1.f}, c = {-1e8f}, d = {1.f};
   std::vector<float> out(1);
-  tree_sum({a.data(), b.data(), c.data(), d.data()}, {out.data()}, 0, 1);
+  tree_sum({a.data(), b.data(), c.data(), d.data()}, out.data(), 0, 1);
   EXPECT_EQ(out[0], (1e8f + 1.f) + (-1e8f + 1.f));
 }
 
