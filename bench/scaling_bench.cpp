@@ -3,9 +3,11 @@
 // turn), median of the repetitions:
 //   1x1        one device, one core (the baseline)
 //   1xN        one device using all N cores through intra-op threads
-//   Dx1 <s>    D devices of one core, strategy s (mirrored | host)
+//   Dx1 <s>    D devices of one core, strategy s (mirrored | host); mirrored also with
+//              shared parameters and with the all-reduce reducer
 //   scaling_bench [--batches 128,512] [--devices 2] [--repeats 5] [--steps 4] [--json F]
 //                 [--bucket-mb 4]   (a list adds one mirrored row per bucket size)
+//                 [--deterministic 1] (adds deterministic-mode rows: 1 device, D devices)
 // Prints ms/step, samples/s, speedup vs 1x1, efficiency, and the phases of a step per
 // replica (forward, backward, exposed all-reduce, optimizer, data, idle).
 #include <cmath>
@@ -55,7 +57,8 @@ struct Config {
     return tandem::Model(in, tandem::Dense(10, "softmax")(h));
   }
 
-  Config(std::string n, int d, int t, std::string s, int64_t batch, int64_t bucket_bytes)
+  Config(std::string n, int d, int t, std::string s, int64_t batch, int64_t bucket_bytes,
+         bool deterministic = false, bool shared = false, const char* reducer = "sharded")
       : name(std::move(n)),
         devices(d),
         threads_per_device(t),
@@ -67,6 +70,9 @@ struct Config {
     o.threads_per_device = t;
     o.kind = strategy;
     o.bucket_bytes = bucket_bytes;
+    o.deterministic = deterministic;
+    o.shared_parameters = shared;
+    o.reducer = reducer;
     run = tandem::detail::make_strategy(model.state(), o);
     run->prepare(batch);
   }
@@ -79,6 +85,7 @@ int main(int argc, char** argv) {
   int devices = 2, repeats = 5, steps = 4;
   std::string json_path;
   std::vector<int64_t> bucket_mb = {4};
+  bool deterministic = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--batches")
@@ -93,6 +100,8 @@ int main(int argc, char** argv) {
       json_path = v;
     else if (k == "--bucket-mb")
       bucket_mb = parse_list(v);
+    else if (k == "--deterministic")
+      deterministic = v == "1";
     else {
       std::cerr << "scaling_bench: unknown option " << k << "\n";
       return 2;
@@ -123,6 +132,16 @@ int main(int argc, char** argv) {
       configs.push_back(std::make_unique<Config>(name, devices, 1, "mirrored", batch, b * mb));
     }
     configs.push_back(std::make_unique<Config>(d + "x1 host", devices, 1, "host", batch, 4 * mb));
+    configs.push_back(std::make_unique<Config>(d + "x1 mirrored shared", devices, 1, "mirrored",
+                                               batch, 4 * mb, false, true));
+    configs.push_back(std::make_unique<Config>(d + "x1 mirrored allreduce", devices, 1, "mirrored",
+                                               batch, 4 * mb, false, false, "allreduce"));
+    if (deterministic) {
+      configs.push_back(
+          std::make_unique<Config>("1x1 deterministic", 1, 1, "mirrored", batch, 4 * mb, true));
+      configs.push_back(std::make_unique<Config>(d + "x1 deterministic", devices, 1, "mirrored",
+                                                 batch, 4 * mb, true));
+    }
     // Verify, then warm up: all configurations start from the same weights, so their first
     // step's loss must agree.
     double first_loss = 0;

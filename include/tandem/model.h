@@ -42,6 +42,9 @@ struct FitOptions {
   // Weights bitwise identical for 1, 2 and 4 devices (fixed micro-shards, fixed sum order).
   bool deterministic = false;
   int64_t bucket_bytes = 4 << 20;  // gradient bucket size for the all-reduce
+  // mirrored: "sharded" (each device reduces and updates 1/N of the parameters) or
+  // "allreduce" (buckets all-reduced, every device applies the whole update).
+  std::string reducer = "sharded";
 };
 
 struct EvaluateOptions {

@@ -11,6 +11,7 @@ namespace tandem::cli {
 // directory is missing or not writable, or when it is itself a directory.
 void check_writable(const std::string& path);
 
+// The library's write_file_atomically (temp file, fsync, rename), under the CLI's name.
 // IoError naming `path` on any failure; the temporary file is removed then.
 void write_text_atomically(const std::string& path, std::string_view contents);
 

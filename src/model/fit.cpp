@@ -69,6 +69,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
       o.threads_per_device > 0 || o.devices > 1 ? o.threads_per_device : num_threads();
   so.deterministic = o.deterministic;
   so.bucket_bytes = o.bucket_bytes;
+  so.reducer = o.reducer;
   auto strategy = detail::make_strategy(s, so);
   strategy->prepare(o.batch_size);
   const uint64_t seed = o.seed ? *o.seed : next_seed();

@@ -33,25 +33,56 @@ class Mirrored final : public Strategy {
                         ") must divide the micro-shards per batch (" +
                         std::to_string(o.deterministic_shards) + "), e.g. 1, 2 or 4");
     }
+    if (o.reducer != "sharded" && o.reducer != "allreduce") {
+      throw ConfigError("unknown reducer '" + o.reducer + "' (known: sharded, allreduce)");
+    }
+    const bool allreduce = o.reducer == "allreduce";
+    if (allreduce && o.shared_parameters) {
+      throw ConfigError(
+          "the allreduce reducer updates every replica's own copy: it cannot "
+          "be combined with shared parameters");
+    }
     warn_if_oversubscribed(group_.plan());
     const Compiled& c = model.require_compiled("fit");
     // Replica 0 trains the model's own buffer; the others start from a copy of it (the
     // broadcast of initial weights).
     for (int r = 0; r < n; ++r) {
-      replicas_.push_back(
-          std::make_unique<Replica>(model, group_.plan().threads_per_device, r > 0));
+      replicas_.push_back(std::make_unique<Replica>(model, group_.plan().threads_per_device,
+                                                    r > 0 && !o.shared_parameters));
     }
-    shared_ = std::make_unique<ShardedUpdateShared>(
-        n,
-        make_buckets(*model.graph, o.bucket_bytes, std::min(o.first_bucket_bytes, o.bucket_bytes)),
-        &group_.barrier());
-    shared_->kernel = c.kernel.get();
-    for (int r = 0; r < n; ++r) {
-      shared_->params[r] = replicas_[r]->params();
-      shared_->grads[r] = replicas_[r]->grads();
-      reducers_.push_back(make_sharded_update_reducer(*shared_, r, replicas_[r]->times()));
+    buckets_ =
+        make_buckets(*model.graph, o.bucket_bytes, std::min(o.first_bucket_bytes, o.bucket_bytes));
+    kernel_ = c.kernel.get();
+    if (allreduce) {
+      // Every replica updates its own copy: each needs its own optimizer accumulators
+      // (replica 0 keeps the model's, the others start from a copy of them).
+      comm_group_ = std::make_shared<SharedMemoryGroup>(n, &group_.barrier());
+      private_state_.resize(n);
+      state_ptrs_.resize(n);
+      for (int r = 0; r < n; ++r) {
+        for (auto& slot : model.optimizer_state) {
+          if (r == 0) {
+            state_ptrs_[r].push_back(slot.data());
+            continue;
+          }
+          private_state_[r].emplace_back(slot.size());
+          std::copy(slot.data(), slot.data() + slot.size(), private_state_[r].back().data());
+          state_ptrs_[r].push_back(private_state_[r].back().data());
+        }
+        comms_.push_back(std::make_unique<SharedMemoryCommunicator>(comm_group_, r));
+        reducers_.push_back(make_allreduce_reducer(*comms_[r], buckets_, replicas_[r]->grads(),
+                                                   replicas_[r]->times()));
+      }
+    } else {
+      shared_ = std::make_unique<ShardedUpdateShared>(n, buckets_, &group_.barrier());
+      shared_->kernel = kernel_;
+      for (int r = 0; r < n; ++r) {
+        shared_->params[r] = replicas_[r]->params();
+        shared_->grads[r] = replicas_[r]->grads();
+        reducers_.push_back(make_sharded_update_reducer(*shared_, r, replicas_[r]->times()));
+      }
+      for (auto& slot : model.optimizer_state) shared_->state.push_back(slot.data());
     }
-    for (auto& slot : model.optimizer_state) shared_->state.push_back(slot.data());
     stats_.resize(n);
   }
 
@@ -79,8 +110,10 @@ class Mirrored final : public Strategy {
                         uint64_t step_seed) override {
     const auto total = static_cast<int64_t>(rows.size());
     ++model_.iterations;
-    shared_->iteration = model_.iterations;
-    shared_->learning_rate = model_.learning_rate;
+    if (shared_) {
+      shared_->iteration = model_.iterations;
+      shared_->learning_rate = model_.learning_rate;
+    }
     const float scale = 1.f / static_cast<float>(total);
     const int n = group_.size();
     auto task = [&](int r) {
@@ -99,6 +132,12 @@ class Mirrored final : public Strategy {
         }
       }
       reducer.finalize();
+      if (!reducer.applies_update()) {
+        ScopedTimer t(replica.times()[Phase::optimizer]);
+        kernel_->update(replica.params(), replica.grads(), state_ptrs_[r].data(), 0,
+                        model_.graph->param_buffer_size(), model_.iterations, model_.learning_rate,
+                        group_.plan().threads_per_device);
+      }
     };
     group_.run(task);
     ++steps_;
@@ -189,7 +228,13 @@ class Mirrored final : public Strategy {
   StrategyOptions options_;
   DeviceGroup group_;
   std::vector<std::unique_ptr<Replica>> replicas_;
-  std::unique_ptr<ShardedUpdateShared> shared_;
+  std::vector<Bucket> buckets_;
+  const OptimizerKernel* kernel_ = nullptr;
+  std::unique_ptr<ShardedUpdateShared> shared_;    // reducer "sharded"
+  std::shared_ptr<SharedMemoryGroup> comm_group_;  // reducer "allreduce"
+  std::vector<std::unique_ptr<SharedMemoryCommunicator>> comms_;
+  std::vector<std::vector<AlignedBuffer>> private_state_;
+  std::vector<std::vector<float*>> state_ptrs_;
   std::vector<std::unique_ptr<GradReducer>> reducers_;
   std::vector<BatchStats> stats_;
   int64_t steps_ = 0;

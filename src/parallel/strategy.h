@@ -50,6 +50,13 @@ struct StrategyOptions {
   int deterministic_shards = 4;  // micro-shards per global batch in deterministic mode
   int64_t bucket_bytes = 4 << 20;
   int64_t first_bucket_bytes = 1 << 20;
+  // mirrored: replicas read one shared parameter buffer instead of a copy each (devices in
+  // one process share memory; the sharded update then writes each shard once).
+  bool shared_parameters = false;
+  // mirrored: "sharded" (reduce a shard, update it, share the result) or "allreduce"
+  // (all-reduce every bucket through the Communicator, then every replica applies the
+  // whole update to its own copy, as DDP does).
+  std::string reducer = "sharded";
 };
 
 // Several devices (threads pinned to core groups) in this process.

@@ -21,7 +21,7 @@ struct TrainedRun {
 
 // 20 steps: 19 full batches and a last one of 19 samples (uneven across 2, 3, 4 devices).
 TrainedRun train(int devices, const std::string& strategy, bool deterministic,
-                 const Optimizer& opt) {
+                 const Optimizer& opt, const std::string& reducer = "sharded") {
   set_random_seed(17);
   auto toy = test::make_toy(kSteps * kBatch - 5, 12, 4, 3);
   auto in = Input({12});
@@ -40,7 +40,8 @@ TrainedRun train(int devices, const std::string& strategy, bool deterministic,
                            .strategy = strategy,
                            .threads_per_device = 1,
                            .deterministic = deterministic,
-                           .bucket_bytes = 1024});
+                           .bucket_bytes = 1024,
+                           .reducer = reducer});
   EXPECT_EQ(model.run_times().train_steps, kSteps);
   run.weights = model.get_weights();
   return run;
@@ -57,16 +58,19 @@ double max_relative_error(const std::vector<Tensor>& a, const std::vector<Tensor
   return worst;
 }
 
+// (strategy, devices); strategy "allreduce" is mirrored with the all-reduce reducer.
 class Equivalence : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(Equivalence, WeightsMatchOneDeviceWithinRounding) {
-  const auto [strategy, devices] = GetParam();
+  const auto [name, devices] = GetParam();
+  const std::string strategy = name == "allreduce" ? "mirrored" : name;
+  const std::string reducer = name == "allreduce" ? "allreduce" : "sharded";
   // SGD with momentum: rounding differences stay rounding-sized. (RMSprop's g / sqrt(v)
   // turns a near-zero gradient's rounding into a full-size step of either sign, so two
   // correct runs drift apart; deterministic mode is the answer there, tested below.)
   const Optimizer opt = SGD(0.1, 0.9);
   const TrainedRun one = train(1, "mirrored", false, opt);
-  const TrainedRun many = train(devices, strategy, false, opt);
+  const TrainedRun many = train(devices, strategy, false, opt, reducer);
   const double error = max_relative_error(many.weights, one.weights);
   EXPECT_LE(error, 1e-5) << strategy << " with " << devices << " devices";
   EXPECT_NEAR(many.history.history.at("loss")[0], one.history.history.at("loss")[0], 1e-5);
@@ -79,7 +83,7 @@ TEST_P(Equivalence, WeightsMatchOneDeviceWithinRounding) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, Equivalence,
-                         ::testing::Combine(::testing::Values("mirrored", "host"),
+                         ::testing::Combine(::testing::Values("mirrored", "allreduce", "host"),
                                             ::testing::Values(1, 2, 3, 4)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" +
@@ -89,13 +93,15 @@ INSTANTIATE_TEST_SUITE_P(Strategies, Equivalence,
 TEST(Deterministic, BitwiseIdenticalForOneTwoAndFourDevices) {
   for (const Optimizer& opt : {RMSprop(0.01), Adam(0.01)}) {
     const TrainedRun one = train(1, "mirrored", true, opt);
-    for (int devices : {2, 4}) {
-      const TrainedRun many = train(devices, "mirrored", true, opt);
+    for (auto [devices, reducer] : {std::pair{2, "sharded"}, std::pair{4, "sharded"},
+                                    std::pair{2, "allreduce"}, std::pair{4, "allreduce"}}) {
+      const TrainedRun many = train(devices, "mirrored", true, opt, reducer);
       for (size_t t = 0; t < one.weights.size(); ++t) {
         ASSERT_EQ(std::memcmp(one.weights[t].data(), many.weights[t].data(),
                               one.weights[t].size() * sizeof(float)),
                   0)
-            << opt.name << ": weight " << t << " differs with " << devices << " devices";
+            << opt.name << ": weight " << t << " differs with " << devices << " devices, "
+            << reducer << " reducer";
       }
       EXPECT_EQ(one.history.history.at("loss")[0], many.history.history.at("loss")[0]);
     }
@@ -107,7 +113,9 @@ TEST(Deterministic, RejectsDeviceCountsThatDoNotDivideTheShards) {
   EXPECT_THROW(train(2, "host", true, SGD()), ConfigError);
 }
 
-TEST(Strategies, UnknownStrategyAndBadDeviceCount) {
+TEST(Strategies, UnknownStrategyReducerAndBadDeviceCount) {
+  test::expect_error<ConfigError>([] { train(2, "mirrored", false, SGD(), "gossip"); },
+                                  {"gossip", "allreduce"});
   test::expect_error<ConfigError>([] { train(2, "ring", false, SGD()); }, {"ring", "mirrored"});
   test::expect_error<ConfigError>([] { train(0, "mirrored", false, SGD()); }, {"devices"});
 }
