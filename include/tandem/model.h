@@ -113,6 +113,8 @@ class Model {
   // Into this architecture; a file from another architecture is a ShapeError.
   void load_weights(const std::string& path);
 
+  // The compiled loss's name ("categorical_crossentropy", ...); empty before compile().
+  std::string loss() const;
   double learning_rate() const;
   void set_learning_rate(double learning_rate);
   bool stop_training = false;

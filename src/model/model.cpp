@@ -148,6 +148,10 @@ void Model::set_weights(const std::vector<Tensor>& weights) {
   }
 }
 
+std::string Model::loss() const {
+  return state_->compiled ? detail::loss_name(state_->compiled->loss.kind()) : "";
+}
+
 double Model::learning_rate() const {
   return state_->learning_rate;
 }

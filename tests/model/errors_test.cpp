@@ -40,6 +40,9 @@ TEST(Errors, FitBeforeCompileAndBadOptions) {
   Model m = mlp();
   auto toy = test::make_toy(10, 4, 3, 1);
   expect_error<ConfigError>([&] { m.fit(toy.x, toy.y_onehot); }, {"compile"});
+  EXPECT_EQ(m.loss(), "");
+  m.compile("sgd", "mse");
+  EXPECT_EQ(m.loss(), "mean_squared_error");
   m.compile("sgd", "categorical_crossentropy");
   expect_error<ConfigError>([&] { m.fit(toy.x, toy.y_onehot, {.batch_size = 0}); },
                             {"batch_size", "0"});

@@ -34,6 +34,7 @@ TEST(Serialize, WholeModelRoundTripContinuesTrainingIdentically) {
   a.fit(toy.x, toy.y_onehot, {.batch_size = 16, .epochs = 2, .verbose = 0, .seed = 4});
   a.save(dir.file("m.tandem"));
   Model b = Model::load(dir.file("m.tandem"));
+  EXPECT_EQ(b.loss(), "categorical_crossentropy");
   EXPECT_EQ(a.summary_string(), b.summary_string());
   EXPECT_EQ(test::max_abs_diff(a.predict(toy.x), b.predict(toy.x)), 0.0);
   // Optimizer state and step count came along: one more epoch gives identical weights.
