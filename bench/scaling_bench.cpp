@@ -3,8 +3,8 @@
 // turn), median of the repetitions:
 //   1x1        one device, one core (the baseline)
 //   1xN        one device using all N cores through intra-op threads
-//   Dx1 <s>    D devices of one core, strategy s (mirrored | host); mirrored also with
-//              shared parameters and with the all-reduce reducer
+//   Dx1 <s>    D devices of one core, strategy s (mirrored | host); mirrored also with a
+//              parameter copy per replica and with the all-reduce reducer
 //   scaling_bench [--batches 128,512] [--devices 2] [--repeats 5] [--steps 4] [--json F]
 //                 [--bucket-mb 4]   (a list adds one mirrored row per bucket size)
 //                 [--deterministic 1] (adds deterministic-mode rows: 1 device, D devices)
@@ -58,7 +58,7 @@ struct Config {
   }
 
   Config(std::string n, int d, int t, std::string s, int64_t batch, int64_t bucket_bytes,
-         bool deterministic = false, bool shared = false, const char* reducer = "sharded")
+         bool deterministic = false, bool shared = true, const char* reducer = "sharded")
       : name(std::move(n)),
         devices(d),
         threads_per_device(t),
@@ -132,8 +132,8 @@ int main(int argc, char** argv) {
       configs.push_back(std::make_unique<Config>(name, devices, 1, "mirrored", batch, b * mb));
     }
     configs.push_back(std::make_unique<Config>(d + "x1 host", devices, 1, "host", batch, 4 * mb));
-    configs.push_back(std::make_unique<Config>(d + "x1 mirrored shared", devices, 1, "mirrored",
-                                               batch, 4 * mb, false, true));
+    configs.push_back(std::make_unique<Config>(d + "x1 mirrored copies", devices, 1, "mirrored",
+                                               batch, 4 * mb, false, false));
     configs.push_back(std::make_unique<Config>(d + "x1 mirrored allreduce", devices, 1, "mirrored",
                                                batch, 4 * mb, false, false, "allreduce"));
     if (deterministic) {

@@ -45,6 +45,9 @@ struct FitOptions {
   // mirrored: "sharded" (each device reduces and updates 1/N of the parameters) or
   // "allreduce" (buckets all-reduced, every device applies the whole update).
   std::string reducer = "sharded";
+  // mirrored + sharded: devices read one parameter buffer (they share memory) rather than a
+  // copy each; false gives every device its own copy.
+  bool shared_parameters = true;
 };
 
 struct EvaluateOptions {

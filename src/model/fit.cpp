@@ -70,6 +70,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   so.deterministic = o.deterministic;
   so.bucket_bytes = o.bucket_bytes;
   so.reducer = o.reducer;
+  so.shared_parameters = o.shared_parameters;
   auto strategy = detail::make_strategy(s, so);
   strategy->prepare(o.batch_size);
   const uint64_t seed = o.seed ? *o.seed : next_seed();

@@ -37,18 +37,15 @@ class Mirrored final : public Strategy {
       throw ConfigError("unknown reducer '" + o.reducer + "' (known: sharded, allreduce)");
     }
     const bool allreduce = o.reducer == "allreduce";
-    if (allreduce && o.shared_parameters) {
-      throw ConfigError(
-          "the allreduce reducer updates every replica's own copy: it cannot "
-          "be combined with shared parameters");
-    }
+    // The all-reduce reducer has every replica update its own copy.
+    const bool own_copies = allreduce || !o.shared_parameters;
     warn_if_oversubscribed(group_.plan());
     const Compiled& c = model.require_compiled("fit");
-    // Replica 0 trains the model's own buffer; the others start from a copy of it (the
-    // broadcast of initial weights).
+    // Replica 0 trains the model's own buffer; the others share it, or start from a copy of
+    // it (the broadcast of initial weights).
     for (int r = 0; r < n; ++r) {
-      replicas_.push_back(std::make_unique<Replica>(model, group_.plan().threads_per_device,
-                                                    r > 0 && !o.shared_parameters));
+      replicas_.push_back(
+          std::make_unique<Replica>(model, group_.plan().threads_per_device, r > 0 && own_copies));
     }
     buckets_ =
         make_buckets(*model.graph, o.bucket_bytes, std::min(o.first_bucket_bytes, o.bucket_bytes));

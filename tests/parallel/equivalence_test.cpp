@@ -20,8 +20,8 @@ struct TrainedRun {
 };
 
 // 20 steps: 19 full batches and a last one of 19 samples (uneven across 2, 3, 4 devices).
-TrainedRun train(int devices, const std::string& strategy, bool deterministic,
-                 const Optimizer& opt, const std::string& reducer = "sharded") {
+TrainedRun train(int devices, const std::string& strategy, bool deterministic, const Optimizer& opt,
+                 const std::string& reducer = "sharded", bool shared_parameters = true) {
   set_random_seed(17);
   auto toy = test::make_toy(kSteps * kBatch - 5, 12, 4, 3);
   auto in = Input({12});
@@ -41,7 +41,8 @@ TrainedRun train(int devices, const std::string& strategy, bool deterministic,
                            .threads_per_device = 1,
                            .deterministic = deterministic,
                            .bucket_bytes = 1024,
-                           .reducer = reducer});
+                           .reducer = reducer,
+                           .shared_parameters = shared_parameters});
   EXPECT_EQ(model.run_times().train_steps, kSteps);
   run.weights = model.get_weights();
   return run;
@@ -58,19 +59,20 @@ double max_relative_error(const std::vector<Tensor>& a, const std::vector<Tensor
   return worst;
 }
 
-// (strategy, devices); strategy "allreduce" is mirrored with the all-reduce reducer.
+// (strategy, devices): "allreduce" is mirrored with the all-reduce reducer, "copies" is
+// mirrored with a parameter copy per device.
 class Equivalence : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
 
 TEST_P(Equivalence, WeightsMatchOneDeviceWithinRounding) {
   const auto [name, devices] = GetParam();
-  const std::string strategy = name == "allreduce" ? "mirrored" : name;
+  const std::string strategy = name == "host" ? "host" : "mirrored";
   const std::string reducer = name == "allreduce" ? "allreduce" : "sharded";
   // SGD with momentum: rounding differences stay rounding-sized. (RMSprop's g / sqrt(v)
   // turns a near-zero gradient's rounding into a full-size step of either sign, so two
   // correct runs drift apart; deterministic mode is the answer there, tested below.)
   const Optimizer opt = SGD(0.1, 0.9);
   const TrainedRun one = train(1, "mirrored", false, opt);
-  const TrainedRun many = train(devices, strategy, false, opt, reducer);
+  const TrainedRun many = train(devices, strategy, false, opt, reducer, name != "copies");
   const double error = max_relative_error(many.weights, one.weights);
   EXPECT_LE(error, 1e-5) << strategy << " with " << devices << " devices";
   EXPECT_NEAR(many.history.history.at("loss")[0], one.history.history.at("loss")[0], 1e-5);
@@ -83,7 +85,8 @@ TEST_P(Equivalence, WeightsMatchOneDeviceWithinRounding) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, Equivalence,
-                         ::testing::Combine(::testing::Values("mirrored", "allreduce", "host"),
+                         ::testing::Combine(::testing::Values("mirrored", "copies", "allreduce",
+                                                              "host"),
                                             ::testing::Values(1, 2, 3, 4)),
                          [](const auto& info) {
                            return std::get<0>(info.param) + "_" +
