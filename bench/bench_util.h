@@ -6,10 +6,21 @@
 #include <cstdint>
 #include <vector>
 
+#include "tandem/tandem.h"
+
 namespace tandem::bench {
 
 // The seed's MLP: 784 -> 4096 -> 2048 -> 512 -> 64 -> 10.
 inline const std::vector<int64_t> kSeedWidths = {784, 4096, 2048, 512, 64, 10};
+
+// The seed's model, freshly initialised from `seed`.
+inline Model seed_model(uint64_t seed = 1) {
+  set_random_seed(seed);
+  auto in = Input({784});
+  Node h = in;
+  for (size_t i = 1; i + 1 < kSeedWidths.size(); ++i) h = Dense(kSeedWidths[i], "relu")(h);
+  return Model(in, Dense(kSeedWidths.back(), "softmax")(h));
+}
 
 // FLOPs of one training step: forward 2*B*in*out per layer; backward 2*B*in*out for the
 // weight gradient and, except for the first layer (no input gradient), the same again.

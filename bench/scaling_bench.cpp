@@ -47,23 +47,13 @@ struct Config {
   std::unique_ptr<tandem::detail::Strategy> run;
   std::vector<double> seconds;
 
-  static tandem::Model seed_model() {
-    tandem::set_random_seed(1);
-    auto in = tandem::Input({784});
-    auto h = tandem::Dense(4096, "relu")(in);
-    h = tandem::Dense(2048, "relu")(h);
-    h = tandem::Dense(512, "relu")(h);
-    h = tandem::Dense(64, "relu")(h);
-    return tandem::Model(in, tandem::Dense(10, "softmax")(h));
-  }
-
   Config(std::string n, int d, int t, std::string s, int64_t batch, int64_t bucket_bytes,
          bool deterministic = false, bool shared = true, const char* reducer = "sharded")
       : name(std::move(n)),
         devices(d),
         threads_per_device(t),
         strategy(std::move(s)),
-        model(seed_model()) {
+        model(tb::seed_model()) {
     model.compile(tandem::RMSprop(), "categorical_crossentropy", {"accuracy"});
     tandem::detail::StrategyOptions o;
     o.devices = d;

@@ -91,16 +91,7 @@ struct Step {
   std::vector<int64_t> rows;
   uint64_t seed = 0;
 
-  static tandem::Model seed_model() {
-    auto in = tandem::Input({784});
-    auto h = tandem::Dense(4096, "relu")(in);
-    h = tandem::Dense(2048, "relu")(h);
-    h = tandem::Dense(512, "relu")(h);
-    h = tandem::Dense(64, "relu")(h);
-    return tandem::Model(in, tandem::Dense(10, "softmax")(h));
-  }
-
-  Step(int threads, int64_t batch) : model(seed_model()), x({batch, 784}), y({batch, 10}) {
+  Step(int threads, int64_t batch) : model(tb::seed_model()), x({batch, 784}), y({batch, 10}) {
     model.compile(tandem::RMSprop(), "categorical_crossentropy", {"accuracy"});
     std::mt19937 gen(1);
     std::uniform_real_distribution<float> u(0.f, 1.f);

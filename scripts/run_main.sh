@@ -11,20 +11,19 @@ epochs="${EPOCHS:-5}"
 devices="${DEVICES:-2}"
 summary=()
 run() {
-  local label="$1"
-  shift
+  local label="$1" log="$2"
+  shift 2
   echo
   echo "== seed model on Fashion-MNIST, ${label} =="
-  local out
-  out="$(./build/tandem train --dataset fashion-mnist --epochs "$epochs" --batch-size 128 \
-    --seed 1 --verbose 2 "$@" | tee /dev/stderr)"
-  summary+=("$(printf '%-28s %s | %s | %s' "$label" \
-    "$(grep '^fit:' <<<"$out")" "$(grep '^predict:' <<<"$out")" \
-    "$(grep '^test loss' <<<"$out")")")
+  ./build/tandem train --dataset fashion-mnist --epochs "$epochs" --batch-size 128 \
+    --seed 1 --verbose 2 "$@" | tee "$log"
+  summary+=("$(printf '%-28s %s | %s | %s' "$label" "$(grep '^fit:' "$log")" \
+    "$(grep '^predict:' "$log")" "$(grep '^test loss' "$log")")")
 }
-run "1 device" --devices 1 --metrics-json build/main_1device.json
-run "$devices devices (mirrored)" --devices "$devices" --metrics-json build/main_mirrored.json
-run "$devices devices (host)" --devices "$devices" --strategy host \
+run "1 device" build/main_1device.log --devices 1 --metrics-json build/main_1device.json
+run "$devices devices (mirrored)" build/main_mirrored.log --devices "$devices" \
+  --metrics-json build/main_mirrored.json
+run "$devices devices (host)" build/main_host.log --devices "$devices" --strategy host \
   --metrics-json build/main_host.json
 echo
 echo "== summary (seconds; the seed reported 25 s on 1 GPU and 50 s on 4 GPUs) =="

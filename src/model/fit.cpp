@@ -102,9 +102,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
       const int64_t n = std::min(o.batch_size, count - begin);
       const auto batch = strategy->train_step(x, y, {rows.data() + begin, static_cast<size_t>(n)},
                                               Rng::derive(seed, kDropoutStream + global_step++));
-      total.loss_sum += batch.loss_sum;
-      total.correct_sum += batch.correct_sum;
-      total.samples += batch.samples;
+      total += batch;
       logs["loss"] = total.loss_sum / total.samples;
       if (compiled.accuracy) logs["accuracy"] = total.correct_sum / total.samples;
       progress.update(step + 1, logs);

@@ -22,9 +22,7 @@ Logs evaluate_batches(Strategy& strategy, const Compiled& compiled, const Sample
     const int64_t n = std::min(batch_size, count - begin);
     std::iota(rows.begin(), rows.begin() + n, begin);
     const auto batch = strategy.test_step(x, y, {rows.data(), static_cast<size_t>(n)});
-    total.loss_sum += batch.loss_sum;
-    total.correct_sum += batch.correct_sum;
-    total.samples += batch.samples;
+    total += batch;
     logs["loss"] = total.loss_sum / total.samples;
     if (compiled.accuracy) logs["accuracy"] = total.correct_sum / total.samples;
     if (progress) progress->update(step, logs);

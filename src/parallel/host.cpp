@@ -138,25 +138,12 @@ class Host final : public Strategy {
 
  private:
   BatchStats infer(const Samples& x, const Samples* y, std::span<const int64_t> rows, float* out) {
-    const auto total = static_cast<int64_t>(rows.size());
-    const int n = group_.size();
-    const int64_t size = model_.graph->output().size, params = model_.graph->param_buffer_size();
+    // Weights host -> devices, then each device infers on its slice.
+    const int64_t params = model_.graph->param_buffer_size();
     group_.run([&](int r) {
-      Replica& replica = *replicas_[r];
-      std::copy(model_.params.data(), model_.params.data() + params, replica.params());
-      const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
-      outputs_[r] = {};
-      if (b == e) return;
-      const float* result = replica.infer(x, y, rows.subspan(b, e - b), &outputs_[r]);
-      if (out) std::copy(result, result + (e - b) * size, out + b * size);
+      std::copy(model_.params.data(), model_.params.data() + params, replicas_[r]->params());
     });
-    BatchStats sum;
-    for (const auto& s : outputs_) {
-      sum.loss_sum += s.loss_sum;
-      sum.correct_sum += s.correct_sum;
-      sum.samples += s.samples;
-    }
-    return sum;
+    return split_inference(group_, replicas_, x, y, rows, out, outputs_);
   }
 
   ModelState& model_;

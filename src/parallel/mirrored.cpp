@@ -139,20 +139,16 @@ class Mirrored final : public Strategy {
     group_.run(task);
     ++steps_;
     BatchStats total_stats;
-    for (const auto& s : stats_) {
-      total_stats.loss_sum += s.loss_sum;
-      total_stats.correct_sum += s.correct_sum;
-      total_stats.samples += s.samples;
-    }
+    for (const auto& s : stats_) total_stats += s;
     return total_stats;
   }
 
   BatchStats test_step(const Samples& x, const Samples& y, std::span<const int64_t> rows) override {
-    return run_inference(x, &y, rows, nullptr);
+    return split_inference(group_, replicas_, x, &y, rows, nullptr, stats_);
   }
 
   void predict_step(const Samples& x, std::span<const int64_t> rows, float* out) override {
-    run_inference(x, nullptr, rows, out);
+    split_inference(group_, replicas_, x, nullptr, rows, out, stats_);
   }
 
   PhaseTimes times() const override {
@@ -185,39 +181,12 @@ class Mirrored final : public Strategy {
       const int shard = r * local + j;
       const int64_t b = split_begin(total, shards, shard),
                     e = split_begin(total, shards, shard + 1);
-      const BatchStats s =
-          replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, seed, b, nullptr);
+      sum += replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, seed, b, nullptr);
       std::copy(replica.grads(), replica.grads() + model_.graph->param_buffer_size(),
                 shard_sources_[r][j]);
-      sum.loss_sum += s.loss_sum;
-      sum.correct_sum += s.correct_sum;
-      sum.samples += s.samples;
     }
     ScopedTimer t(replica.times()[Phase::allreduce]);
     tree_sum(shard_sources_[r], replica.grads(), 0, model_.graph->param_buffer_size());
-    return sum;
-  }
-
-  // Evaluation and prediction split the batch across devices too (no communication).
-  BatchStats run_inference(const Samples& x, const Samples* y, std::span<const int64_t> rows,
-                           float* out) {
-    const auto total = static_cast<int64_t>(rows.size());
-    const int n = group_.size();
-    const int64_t size = model_.graph->output().size;
-    auto task = [&](int r) {
-      const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
-      stats_[r] = {};
-      if (b == e) return;
-      const float* result = replicas_[r]->infer(x, y, rows.subspan(b, e - b), &stats_[r]);
-      if (out) std::copy(result, result + (e - b) * size, out + b * size);
-    };
-    group_.run(task);
-    BatchStats sum;
-    for (const auto& s : stats_) {
-      sum.loss_sum += s.loss_sum;
-      sum.correct_sum += s.correct_sum;
-      sum.samples += s.samples;
-    }
     return sum;
   }
 

@@ -109,4 +109,22 @@ const float* Replica::infer(const Samples& x, const Samples* y, std::span<const 
   return out;
 }
 
+BatchStats split_inference(DeviceGroup& group, std::vector<std::unique_ptr<Replica>>& replicas,
+                           const Samples& x, const Samples* y, std::span<const int64_t> rows,
+                           float* out, std::vector<BatchStats>& stats) {
+  const auto total = static_cast<int64_t>(rows.size());
+  const int n = group.size();
+  group.run([&](int r) {
+    const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
+    stats[r] = {};
+    if (b == e) return;
+    const float* result = replicas[r]->infer(x, y, rows.subspan(b, e - b), &stats[r]);
+    const int64_t size = replicas[r]->executor().graph().output().size;
+    if (out) std::copy(result, result + (e - b) * size, out + b * size);
+  });
+  BatchStats sum;
+  for (const auto& s : stats) sum += s;
+  return sum;
+}
+
 }  // namespace tandem::detail

@@ -10,6 +10,7 @@
 #include "core/aligned_buffer.h"
 #include "model/executor.h"
 #include "model/model_state.h"
+#include "parallel/device_group.h"
 #include "parallel/strategy.h"
 
 namespace tandem::detail {
@@ -61,5 +62,12 @@ class Replica {
   bool fused_ = false;
   PhaseTimes times_;
 };
+
+// Inference on x[rows] split across the replicas of `group` (no communication): returns
+// the loss and accuracy sums (with y) and writes the outputs to out (when not null).
+// stats holds one entry per replica.
+BatchStats split_inference(DeviceGroup& group, std::vector<std::unique_ptr<Replica>>& replicas,
+                           const Samples& x, const Samples* y, std::span<const int64_t> rows,
+                           float* out, std::vector<BatchStats>& stats);
 
 }  // namespace tandem::detail

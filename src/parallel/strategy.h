@@ -19,6 +19,13 @@ struct BatchStats {
   double loss_sum = 0;     // sum over samples of the per-sample loss
   double correct_sum = 0;  // sum over samples of per-sample accuracy
   int64_t samples = 0;
+
+  BatchStats& operator+=(const BatchStats& other) {
+    loss_sum += other.loss_sum;
+    correct_sum += other.correct_sum;
+    samples += other.samples;
+    return *this;
+  }
 };
 
 class Strategy {
