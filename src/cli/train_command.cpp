@@ -162,8 +162,12 @@ int run_train(const TrainOptions& o) {
   report.train_seconds = seconds_since(start);
   report.phase_seconds = model.run_times().phase_seconds;
   report.train_steps = model.run_times().train_steps;
-  fmt::print("fit: {:.3f} s ({} device{}, {})\n", report.train_seconds, o.devices,
-             o.devices == 1 ? "" : "s", o.strategy);
+  if (o.devices == 1) {
+    fmt::print("fit: {:.3f} s (1 device, {} threads)\n", report.train_seconds,
+               o.threads_per_device > 0 ? o.threads_per_device : num_threads());
+  } else {
+    fmt::print("fit: {:.3f} s ({} devices, {})\n", report.train_seconds, o.devices, o.strategy);
+  }
 
   start = SteadyClock::now();
   model.predict(x_test, {.batch_size = o.batch_size});
