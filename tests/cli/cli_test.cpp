@@ -306,6 +306,24 @@ TEST_F(CliTest, HelpListsSubcommandsAndOptions) {
 
 // Bad command lines and inputs. Each case runs with small sizes, so that a check that
 // stops working costs a short run, not the seed's.
+TEST_F(CliDataTest, TrainOnTwoDevicesRecordsTheParallelConfig) {
+  const std::string metrics = dir.file("m2.json");
+  for (const std::string strategy : {"mirrored", "host"}) {
+    const CliResult r = run_cli(
+        "train --limit-train 256 --limit-test 64 --epochs 1 --layers 16 --batch-size 64 "
+        "--devices 2 --strategy " +
+            strategy + " --seed 3 --verbose 0 --metrics-json '" + metrics + "'",
+        dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("(2 devices, " + strategy + ")"));
+    const json m = json::parse(read_file(metrics));
+    EXPECT_EQ(m["config"].at("devices"), 2);
+    EXPECT_EQ(m["config"].at("strategy"), strategy);
+    EXPECT_EQ(m.at("train_steps"), 4);
+    EXPECT_GT(m.at("test_accuracy").get<double>(), 0.2);
+  }
+}
+
 struct BadCommand {
   std::string name;
   std::string args;  // "{dir}" becomes the test's temporary directory
@@ -344,6 +362,14 @@ const BadCommand kBadCommands[] = {
     {"UnknownOptimizer",
      std::string("train --optimizer adamw --layers 8") + kSmall,
      {"tandem: error:", "optimizer", "adamw"},
+     2},
+    {"UnknownStrategy",
+     std::string("train --strategy ring --devices 2 --layers 8") + kSmall,
+     {"--strategy", "ring"}},
+    {"ZeroDevices", std::string("train --devices 0 --layers 8") + kSmall, {"--devices"}},
+    {"DeterministicWithThreeDevices",
+     std::string("train --deterministic --devices 3 --layers 8") + kSmall,
+     {"tandem: error:", "deterministic", "devices (3)"},
      2},
     {"UnknownLoss",
      std::string("train --loss hinge --layers 8") + kSmall,
