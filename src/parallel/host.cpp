@@ -28,7 +28,8 @@ class Host final : public Strategy {
                 << "cores; results stay correct, but slower\n";
     }
     for (int r = 0; r < group_.size(); ++r) {
-      replicas_.push_back(std::make_unique<Replica>(model, group_.plan().threads_per_device, true));
+      replicas_.push_back(
+          std::make_unique<Replica>(model, group_.plan().threads_per_device, true, o.make_backend));
       grad_sources_.push_back(replicas_.back()->grads());
     }
     outputs_.resize(group_.size());

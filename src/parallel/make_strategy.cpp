@@ -14,7 +14,7 @@ std::unique_ptr<Strategy> make_strategy(ModelState& model, const StrategyOptions
   }
   if (o.devices == 1 && o.kind == "mirrored" && !o.deterministic) {
     return make_single_device_strategy(
-        model, o.threads_per_device > 0 ? o.threads_per_device : num_threads());
+        model, o.threads_per_device > 0 ? o.threads_per_device : num_threads(), o.make_backend);
   }
   if (o.kind == "host") return make_host_strategy(model, o);
   return make_mirrored_strategy(model, o);

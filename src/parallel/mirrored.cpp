@@ -44,8 +44,8 @@ class Mirrored final : public Strategy {
     // Replica 0 trains the model's own buffer; the others share it, or start from a copy of
     // it (the broadcast of initial weights).
     for (int r = 0; r < n; ++r) {
-      replicas_.push_back(
-          std::make_unique<Replica>(model, group_.plan().threads_per_device, r > 0 && own_copies));
+      replicas_.push_back(std::make_unique<Replica>(model, group_.plan().threads_per_device,
+                                                    r > 0 && own_copies, o.make_backend));
     }
     buckets_ =
         make_buckets(*model.graph, o.bucket_bytes, std::min(o.first_bucket_bytes, o.bucket_bytes));

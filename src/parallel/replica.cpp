@@ -4,8 +4,8 @@
 
 namespace tandem::detail {
 
-Replica::Replica(ModelState& model, int threads, bool own_params)
-    : model_(model), backend_(make_cpu_backend(threads)), executor_(*model.graph, *backend_) {
+Replica::Replica(ModelState& model, int threads, bool own_params, BackendFactory make_backend)
+    : model_(model), backend_(make_backend(threads)), executor_(*model.graph, *backend_) {
   if (own_params) {
     own_params_.resize(model.params.size());
     std::copy(model.params.data(), model.params.data() + model.params.size(), own_params_.data());

@@ -18,7 +18,8 @@ namespace tandem::detail {
 class Replica {
  public:
   // own_params: allocate a private parameter copy (else params() is the model's buffer).
-  Replica(ModelState& model, int threads, bool own_params);
+  Replica(ModelState& model, int threads, bool own_params,
+          BackendFactory make_backend = &make_cpu_backend);
 
   // Buffers for up to max_rows samples per call. Allocates.
   void reserve(int64_t max_rows);

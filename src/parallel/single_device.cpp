@@ -10,7 +10,8 @@ namespace {
 
 class SingleDevice final : public Strategy {
  public:
-  SingleDevice(ModelState& model, int threads) : model_(model), replica_(model, threads, false) {}
+  SingleDevice(ModelState& model, int threads, BackendFactory make_backend)
+      : model_(model), replica_(model, threads, false, make_backend) {}
 
   void prepare(int64_t max_batch) override {
     replica_.reserve(max_batch);
@@ -60,8 +61,9 @@ class SingleDevice final : public Strategy {
 
 }  // namespace
 
-std::unique_ptr<Strategy> make_single_device_strategy(ModelState& model, int threads) {
-  return std::make_unique<SingleDevice>(model, threads);
+std::unique_ptr<Strategy> make_single_device_strategy(ModelState& model, int threads,
+                                                      BackendFactory make_backend) {
+  return std::make_unique<SingleDevice>(model, threads, make_backend);
 }
 
 }  // namespace tandem::detail

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 
+#include "backend/backend.h"
 #include "model/model_state.h"
 #include "profile/phase_timer.h"
 #include "tandem/samples.h"
@@ -47,7 +48,8 @@ class Strategy {
 };
 
 // One device: the model's own buffers, no communication.
-std::unique_ptr<Strategy> make_single_device_strategy(ModelState& model, int threads);
+std::unique_ptr<Strategy> make_single_device_strategy(
+    ModelState& model, int threads, BackendFactory make_backend = &make_cpu_backend);
 
 struct StrategyOptions {
   int devices = 1;
@@ -66,6 +68,7 @@ struct StrategyOptions {
   // (all-reduce every bucket through the Communicator, then every replica applies the
   // whole update to its own copy, as DDP does).
   std::string reducer = "sharded";
+  BackendFactory make_backend = &make_cpu_backend;
 };
 
 // Several devices (threads pinned to core groups) in this process.
