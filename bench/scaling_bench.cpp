@@ -3,8 +3,9 @@
 // turn), median of the repetitions:
 //   1x1        one device, one core (the baseline)
 //   1xN        one device using all N cores through intra-op threads
-//   Dx1 <s>    D devices of one core, strategy s (mirrored | host); mirrored also with a
-//              parameter copy per replica and with the all-reduce reducer
+//   Dx1 <s>    D devices of one core, strategy s (mirrored | host); mirrored also with
+//              bucketed sharded updates instead of weight-gradient shards, with a
+//              parameter copy per replica, and with the all-reduce reducer
 //   scaling_bench [--batches 128,512] [--devices 2] [--repeats 5] [--steps 4] [--json F]
 //                 [--bucket-mb 4]   (a list adds one mirrored row per bucket size)
 //                 [--deterministic 1] (adds deterministic-mode rows: 1 device, D devices)
@@ -48,7 +49,8 @@ struct Config {
   std::vector<double> seconds;
 
   Config(std::string n, int d, int t, std::string s, int64_t batch, int64_t bucket_bytes,
-         bool deterministic = false, bool shared = true, const char* reducer = "sharded")
+         bool deterministic = false, bool shared = true, const char* reducer = "sharded",
+         bool shard_weight_gradients = true)
       : name(std::move(n)),
         devices(d),
         threads_per_device(t),
@@ -63,6 +65,7 @@ struct Config {
     o.deterministic = deterministic;
     o.shared_parameters = shared;
     o.reducer = reducer;
+    o.shard_weight_gradients = shard_weight_gradients;
     run = tandem::detail::make_strategy(model.state(), o);
     run->prepare(batch);
   }
@@ -122,6 +125,8 @@ int main(int argc, char** argv) {
       configs.push_back(std::make_unique<Config>(name, devices, 1, "mirrored", batch, b * mb));
     }
     configs.push_back(std::make_unique<Config>(d + "x1 host", devices, 1, "host", batch, 4 * mb));
+    configs.push_back(std::make_unique<Config>(d + "x1 mirrored buckets", devices, 1, "mirrored",
+                                               batch, 4 * mb, false, true, "sharded", false));
     configs.push_back(std::make_unique<Config>(d + "x1 mirrored copies", devices, 1, "mirrored",
                                                batch, 4 * mb, false, false));
     configs.push_back(std::make_unique<Config>(d + "x1 mirrored allreduce", devices, 1, "mirrored",

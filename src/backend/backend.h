@@ -23,6 +23,9 @@ struct GemmArgs {
   const float* bias = nullptr;
   ActivationKind activation = ActivationKind::linear;
   bool accumulate = false;
+  // Leading dimensions (elements between rows of the stored matrix); 0: packed. lda lets a
+  // GEMM read a column block of a wider matrix, e.g. x[:, i0:i1].
+  int64_t lda = 0, ldb = 0;
 };
 
 class Backend {

@@ -27,7 +27,10 @@ struct GemmKey {
   int64_t m, n, k;
   bool trans_a, trans_b, has_bias, accumulate;
   ActivationKind activation;
-  auto tie() const { return std::tie(m, n, k, trans_a, trans_b, has_bias, accumulate, activation); }
+  int64_t lda, ldb;
+  auto tie() const {
+    return std::tie(m, n, k, trans_a, trans_b, has_bias, accumulate, activation, lda, ldb);
+  }
   bool operator<(const GemmKey& other) const { return tie() < other.tie(); }
 };
 
@@ -39,9 +42,11 @@ struct GemmPlan {
 
 // (rows, cols) row-major, or its transpose viewed in place: dims (rows, cols) with strides
 // (1, rows) describe a (cols, rows) row-major buffer read as transposed.
-memory::desc matrix_desc(int64_t rows, int64_t cols, bool transposed) {
+// ld: elements between rows of the stored matrix (0: packed).
+memory::desc matrix_desc(int64_t rows, int64_t cols, bool transposed, int64_t ld = 0) {
   memory::dims dims = {rows, cols};
-  memory::dims strides = transposed ? memory::dims{1, rows} : memory::dims{cols, 1};
+  memory::dims strides =
+      transposed ? memory::dims{1, ld > 0 ? ld : rows} : memory::dims{ld > 0 ? ld : cols, 1};
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
@@ -77,8 +82,8 @@ class CpuBackend final : public Backend {
     }
     if (g.m == 0 || g.n == 0) return;
     omp_set_num_threads(threads_);
-    GemmPlan& plan = plan_for(
-        {g.m, g.n, g.k, g.trans_a, g.trans_b, g.bias != nullptr, g.accumulate, g.activation});
+    GemmPlan& plan = plan_for({g.m, g.n, g.k, g.trans_a, g.trans_b, g.bias != nullptr, g.accumulate,
+                               g.activation, g.lda, g.ldb});
     plan.src.set_data_handle(const_cast<float*>(g.a));
     plan.weights.set_data_handle(const_cast<float*>(g.b));
     plan.dst.set_data_handle(g.c);
@@ -190,8 +195,8 @@ class CpuBackend final : public Backend {
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
     try {
-      const auto src_md = matrix_desc(key.m, key.k, key.trans_a);
-      const auto weights_md = matrix_desc(key.k, key.n, key.trans_b);
+      const auto src_md = matrix_desc(key.m, key.k, key.trans_a, key.lda);
+      const auto weights_md = matrix_desc(key.k, key.n, key.trans_b, key.ldb);
       const auto dst_md = matrix_desc(key.m, key.n, false);
       const auto bias_md = key.has_bias ? matrix_desc(1, key.n, false) : memory::desc();
       dnnl::post_ops ops;

@@ -71,7 +71,7 @@ const float* Executor::forward(const float* x, int64_t batch, const float* param
 }
 
 void Executor::backward(const float* params, float* grads, bool grad_is_preactivation,
-                        GradReadyListener* listener) {
+                        GradReadyListener* listener, WeightGradSink* weight_grads) {
   const auto& nodes = graph_.nodes();
   const auto& layers = graph_.layers();
   const int n = static_cast<int>(nodes.size());
@@ -98,7 +98,7 @@ void Executor::backward(const float* params, float* grads, bool grad_is_preactiv
       ScopedTimer timer(times_.layer_backward[i]);
       node.layer->backward(BackwardArgs{fwd, grads_[i].data(), grad_is_preactivation && i == n - 1,
                                         grad_targets_[i], grads + layer.param_offset,
-                                        accumulate_params});
+                                        accumulate_params, weight_grads, layer.param_offset});
     }
     if (--layer_uses_left_[node.layer_index] == 0 && layer.param_count > 0 && listener) {
       listener->grads_ready(layer.param_offset, layer.param_count);

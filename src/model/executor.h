@@ -40,8 +40,10 @@ class Executor {
   float* output_grad() { return grads_.back().data(); }
   // Gradients of every parameter into `grads` (overwritten). grad_is_preactivation: the
   // loss differentiated through the output layer's activation (fused softmax + CE).
+  // weight_grads: Dense layers hand their weight-gradient operands to it instead of
+  // computing (only for graphs whose layers are each used once).
   void backward(const float* params, float* grads, bool grad_is_preactivation,
-                GradReadyListener* listener = nullptr);
+                GradReadyListener* listener = nullptr, WeightGradSink* weight_grads = nullptr);
 
   ActivationKind output_activation() const { return graph_.output().layer->output_activation(); }
   const Graph& graph() const { return graph_; }

@@ -59,6 +59,21 @@ class DenseLayer final : public LayerImpl {
     if (!b.grad_output_is_preactivation) {
       a.backend.activation_backward(activation_, a.output, dz, dz, m, units_);
     }
+    // d x (m, in) = dz (m, units) . kernel^T (units, in)
+    if (b.grad_inputs[0].data) {
+      a.backend.gemm({.m = m,
+                      .n = in,
+                      .k = units_,
+                      .a = dz,
+                      .b = a.params,
+                      .trans_b = true,
+                      .c = b.grad_inputs[0].data,
+                      .accumulate = b.grad_inputs[0].accumulate});
+    }
+    if (b.weight_grads) {
+      b.weight_grads->weight_grad_operands(b.param_offset, a.inputs[0], dz, m);
+      return;
+    }
     // d kernel (in, units) = x^T (in, m) . dz (m, units)
     a.backend.gemm({.m = in,
                     .n = units_,
@@ -70,17 +85,6 @@ class DenseLayer final : public LayerImpl {
                     .accumulate = b.accumulate_param_grads});
     if (options_.use_bias) {
       a.backend.bias_grad(dz, b.grads + in * units_, m, units_, b.accumulate_param_grads);
-    }
-    // d x (m, in) = dz (m, units) . kernel^T (units, in)
-    if (b.grad_inputs[0].data) {
-      a.backend.gemm({.m = m,
-                      .n = in,
-                      .k = units_,
-                      .a = dz,
-                      .b = a.params,
-                      .trans_b = true,
-                      .c = b.grad_inputs[0].data,
-                      .accumulate = b.grad_inputs[0].accumulate});
     }
   }
 

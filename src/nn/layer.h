@@ -55,6 +55,19 @@ struct ForwardArgs {
   int64_t first_sample;  // position of row 0 in the global batch
 };
 
+// Takes a layer's weight-gradient operands instead of the layer computing its weight
+// gradient itself: the mirrored strategy then computes each device's shard of it over the
+// whole global batch (every replica's rows), so there is nothing left to all-reduce.
+class WeightGradSink {
+ public:
+  virtual ~WeightGradSink() = default;
+  // kernel gradient (in, units) = x^T (in, rows) . dz (rows, units); bias gradient = column
+  // sums of dz. Called after the layer's input gradient is computed (it no longer reads
+  // its weights this step); x and dz stay valid until the step ends.
+  virtual void weight_grad_operands(int64_t param_offset, const float* x, const float* dz,
+                                    int64_t rows) = 0;
+};
+
 struct BackwardArgs {
   const ForwardArgs& forward;  // the same arguments as the matching forward call
   float* grad_output;          // (batch, output_size)
@@ -64,6 +77,8 @@ struct BackwardArgs {
   std::span<const GradTarget> grad_inputs;
   float* grads;  // this layer's slice of the flat gradient buffer
   bool accumulate_param_grads;
+  WeightGradSink* weight_grads = nullptr;  // when set (Dense only): hand over, do not compute
+  int64_t param_offset = 0;                // of this layer's slice, for the sink
 };
 
 class LayerImpl {

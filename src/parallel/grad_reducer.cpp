@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "parallel/shared_memory_communicator.h"
+#include "tandem/error.h"
 
 namespace tandem::detail {
 namespace {
@@ -158,6 +159,115 @@ class ShardedUpdateReducer final : public GradReducer {
   int64_t step_ = 0;
 };
 
+class WeightGradShardReducer final : public GradReducer, public WeightGradSink {
+ public:
+  WeightGradShardReducer(ShardedUpdateShared& shared, int rank, Backend& backend, PhaseTimes& times)
+      : s_(shared), rank_(rank), backend_(backend), times_(times), done_(s_.layers.size()) {}
+
+  void begin_step() override {
+    std::fill(done_.begin(), done_.end(), false);
+    ++step_;
+  }
+
+  WeightGradSink* weight_grad_sink() override { return this; }
+
+  void weight_grad_operands(int64_t offset, const float* x, const float* dz,
+                            int64_t rows) override {
+    for (size_t l = 0; l < s_.layers.size(); ++l) {
+      auto& layer = s_.layers[l];
+      if (layer.offset != offset) continue;
+      layer.x[rank_] = x;
+      layer.dz[rank_] = dz;
+      layer.rows[rank_] = rows;
+      s_.layer_posted[l].fetch_add(1, std::memory_order_acq_rel);
+      process_ready();
+      return;
+    }
+    throw Error("weight gradient operands for an unknown layer at offset " +
+                std::to_string(offset));
+  }
+
+  void grads_ready(int64_t, int64_t) override { process_ready(); }
+
+  void finalize() override {
+    const double booked_before = times_.total();
+    const auto start = Clock::now();
+    for (int spins = 0; !process_ready(); ++spins) {
+      if (s_.barrier->aborted()) throw AbortedError{};
+      if (spins > 64) std::this_thread::yield();
+    }
+    s_.barrier->wait();
+    times_[Phase::idle] += seconds_since(start) - (times_.total() - booked_before);
+  }
+
+  bool applies_update() const override { return true; }
+
+ private:
+  bool process_ready() {
+    bool all = true;
+    for (size_t l = 0; l < s_.layers.size(); ++l) {
+      if (done_[l]) continue;
+      if (s_.layer_posted[l].load(std::memory_order_acquire) < step_ * s_.replicas) {
+        all = false;
+        continue;
+      }
+      process_layer(s_.layers[l]);
+      done_[l] = true;
+    }
+    return all;
+  }
+
+  void process_layer(const ShardedUpdateShared::Operands& layer) {
+    const int n = s_.replicas;
+    const int64_t per = (layer.in + n - 1) / n;
+    const int64_t i0 = std::min(layer.in, per * rank_), i1 = std::min(layer.in, i0 + per);
+    float* grads = s_.grads[rank_];
+    float* kernel_grad = grads + layer.offset;  // (in, units)
+    float* bias_grad = kernel_grad + layer.in * layer.units;
+    {
+      ScopedTimer t(times_[Phase::backward]);
+      bool first = true;
+      for (int q = 0; q < n; ++q) {
+        if (layer.rows[q] == 0) continue;
+        if (i0 < i1) {
+          // rows [i0, i1) of x_q^T (in, rows_q) . dz_q (rows_q, units)
+          backend_.gemm({.m = i1 - i0,
+                         .n = layer.units,
+                         .k = layer.rows[q],
+                         .a = layer.x[q] + i0,
+                         .trans_a = true,
+                         .b = layer.dz[q],
+                         .c = kernel_grad + i0 * layer.units,
+                         .accumulate = !first,
+                         .lda = layer.in});
+        }
+        if (layer.bias && rank_ == 0) {
+          backend_.bias_grad(layer.dz[q], bias_grad, layer.rows[q], layer.units, !first);
+        }
+        first = false;
+      }
+    }
+    ScopedTimer t(times_[Phase::optimizer]);
+    const int threads = backend_.threads();
+    if (i0 < i1) {
+      s_.kernel->update(s_.params[rank_], grads, s_.state.data(), layer.offset + i0 * layer.units,
+                        layer.offset + i1 * layer.units, s_.iteration, s_.learning_rate, threads);
+    }
+    if (layer.bias && rank_ == 0) {
+      const int64_t b = layer.offset + layer.in * layer.units;
+      s_.kernel->update(s_.params[rank_], grads, s_.state.data(), b, b + layer.units, s_.iteration,
+                        s_.learning_rate, threads);
+    }
+  }
+
+  ShardedUpdateShared& s_;
+  int rank_;
+  Backend& backend_;
+  PhaseTimes& times_;
+  std::vector<bool> done_;
+  int64_t step_ = 0;
+};
+
 }  // namespace
 
 ShardedUpdateShared::ShardedUpdateShared(int n, std::vector<Bucket> b, DeviceBarrier* barrier_)
@@ -179,6 +289,35 @@ std::unique_ptr<GradReducer> make_allreduce_reducer(Communicator& comm,
 std::unique_ptr<GradReducer> make_sharded_update_reducer(ShardedUpdateShared& shared, int rank,
                                                          PhaseTimes& times) {
   return std::make_unique<ShardedUpdateReducer>(shared, rank, times);
+}
+
+std::unique_ptr<GradReducer> make_weight_grad_shard_reducer(ShardedUpdateShared& shared, int rank,
+                                                            Backend& backend, PhaseTimes& times) {
+  return std::make_unique<WeightGradShardReducer>(shared, rank, backend, times);
+}
+
+void ShardedUpdateShared::plan_weight_grad_sharding(const Graph& graph) {
+  layers.clear();
+  const auto& entries = graph.layers();
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) {
+    if (it->param_count == 0) continue;
+    const ParamSpec& kernel = graph.params()[it->params.front()].spec;
+    if (it->layer->type() != "Dense" || kernel.shape.size() != 2 || it->uses != 1) {
+      throw Error("weight-gradient sharding needs Dense layers each used once; layer '" +
+                  it->layer->name + "' is not");
+    }
+    Operands o;
+    o.offset = it->param_offset;
+    o.in = kernel.shape[0];
+    o.units = kernel.shape[1];
+    o.bias = it->params.size() > 1;
+    o.x.assign(replicas, nullptr);
+    o.dz.assign(replicas, nullptr);
+    o.rows.assign(replicas, 0);
+    layers.push_back(std::move(o));
+  }
+  layer_posted.reset(new std::atomic<int64_t>[layers.size()]);
+  for (size_t i = 0; i < layers.size(); ++i) layer_posted[i].store(0);
 }
 
 }  // namespace tandem::detail

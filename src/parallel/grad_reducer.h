@@ -25,6 +25,8 @@ class GradReducer : public GradReadyListener {
   virtual void finalize() = 0;
   // Whether finalize() also applied the optimizer update to this replica's parameters.
   virtual bool applies_update() const = 0;
+  // Non-null when Dense layers should hand over their weight-gradient operands.
+  virtual WeightGradSink* weight_grad_sink() { return nullptr; }
 };
 
 // All-reduces each complete bucket through a Communicator (asynchronously), then leaves
@@ -46,6 +48,19 @@ struct ShardedUpdateShared {
   std::unique_ptr<std::atomic<int64_t>[]> bucket_ready;  // replicas done, over all steps
   DeviceBarrier* barrier = nullptr;
 
+  // Weight-gradient sharding: per layer with parameters (backward order), each replica's
+  // operands for the current step.
+  struct Operands {
+    int64_t offset = 0, in = 0, units = 0;
+    bool bias = false;
+    std::vector<const float*> x, dz;  // per replica
+    std::vector<int64_t> rows;        // per replica
+  };
+  std::vector<Operands> layers;
+  std::unique_ptr<std::atomic<int64_t>[]> layer_posted;  // replicas posted, over all steps
+  // Fills `layers` from the graph (every layer with parameters is a Dense: kernel, bias?).
+  void plan_weight_grad_sharding(const Graph& graph);
+
   ShardedUpdateShared(int replicas, std::vector<Bucket> buckets, DeviceBarrier* barrier);
 };
 
@@ -56,5 +71,13 @@ struct ShardedUpdateShared {
 // barrier, so every replica sees all new parameters before the next forward.
 std::unique_ptr<GradReducer> make_sharded_update_reducer(ShardedUpdateShared& shared, int rank,
                                                          PhaseTimes& times);
+
+// For replicas in one process sharing one parameter buffer: nothing is all-reduced. Each
+// Dense layer hands over its operands (x, dz); once every replica has, replica `rank`
+// computes rows [i0, i1) of the layer's kernel gradient over the whole global batch
+// (sum over replicas of x_q[:, i0:i1]^T . dz_q, in replica order) and applies the optimizer
+// to them (replica 0 also does the bias). Requires shared.plan_weight_grad_sharding().
+std::unique_ptr<GradReducer> make_weight_grad_shard_reducer(ShardedUpdateShared& shared, int rank,
+                                                            Backend& backend, PhaseTimes& times);
 
 }  // namespace tandem::detail

@@ -23,6 +23,14 @@ void warn_if_oversubscribed(const DevicePlan& plan) {
   }
 }
 
+// Whether every layer with parameters is a Dense called once (weight-gradient sharding).
+bool dense_layers_used_once(const Graph& graph) {
+  for (const auto& layer : graph.layers()) {
+    if (layer.param_count > 0 && (layer.layer->type() != "Dense" || layer.uses != 1)) return false;
+  }
+  return true;
+}
+
 class Mirrored final : public Strategy {
  public:
   Mirrored(ModelState& model, const StrategyOptions& o)
@@ -73,10 +81,16 @@ class Mirrored final : public Strategy {
     } else {
       shared_ = std::make_unique<ShardedUpdateShared>(n, buckets_, &group_.barrier());
       shared_->kernel = kernel_;
+      const bool by_weight_gradients = o.shard_weight_gradients && !own_copies &&
+                                       !o.deterministic && dense_layers_used_once(*model.graph);
+      if (by_weight_gradients) shared_->plan_weight_grad_sharding(*model.graph);
       for (int r = 0; r < n; ++r) {
         shared_->params[r] = replicas_[r]->params();
         shared_->grads[r] = replicas_[r]->grads();
-        reducers_.push_back(make_sharded_update_reducer(*shared_, r, replicas_[r]->times()));
+        reducers_.push_back(by_weight_gradients
+                                ? make_weight_grad_shard_reducer(
+                                      *shared_, r, replicas_[r]->backend(), replicas_[r]->times())
+                                : make_sharded_update_reducer(*shared_, r, replicas_[r]->times()));
       }
       for (auto& slot : model.optimizer_state) shared_->state.push_back(slot.data());
     }
@@ -119,8 +133,8 @@ class Mirrored final : public Strategy {
       reducer.begin_step();
       if (!options_.deterministic) {
         const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
-        stats_[r] =
-            replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, step_seed, b, &reducer);
+        stats_[r] = replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, step_seed, b,
+                                              &reducer, reducer.weight_grad_sink());
       } else {
         stats_[r] = deterministic_gradients(r, x, y, rows, scale, step_seed);
         const auto& layers = model_.graph->layers();

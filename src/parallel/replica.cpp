@@ -52,16 +52,14 @@ BatchStats Replica::loss_and_grad(const float* out, int64_t n, float grad_scale)
   return s;
 }
 
-void Replica::backward(GradReadyListener* listener, bool grad_is_preactivation) {
-  // The listener (the reducer) may reduce and update buckets from inside backward; that
-  // time is booked to its own phases, so it is taken out of backward's.
-  auto reducer_seconds = [&] {
-    return times_[Phase::allreduce] + times_[Phase::optimizer] + times_[Phase::idle];
-  };
-  const double before = reducer_seconds();
+void Replica::backward(GradReadyListener* listener, bool grad_is_preactivation,
+                       WeightGradSink* weight_grads) {
+  // The reducer may do its work from inside backward (reductions, updates, weight-gradient
+  // shards); it books that time to the phases itself, so backward gets the rest.
+  const double booked_before = times_.total();
   const auto start = Clock::now();
-  executor_.backward(params_, grads_.data(), grad_is_preactivation, listener);
-  times_[Phase::backward] += seconds_since(start) - (reducer_seconds() - before);
+  executor_.backward(params_, grads_.data(), grad_is_preactivation, listener, weight_grads);
+  times_[Phase::backward] += seconds_since(start) - (times_.total() - booked_before);
 }
 
 const float* Replica::forward_train(const Samples& x, std::span<const int64_t> rows, uint64_t seed,
@@ -75,11 +73,18 @@ const float* Replica::forward_train(const Samples& x, std::span<const int64_t> r
 BatchStats Replica::compute_gradients(const Samples& x, const Samples& y,
                                       std::span<const int64_t> rows, float grad_scale,
                                       uint64_t seed, int64_t first_sample,
-                                      GradReadyListener* listener) {
+                                      GradReadyListener* listener, WeightGradSink* weight_grads) {
   const auto n = static_cast<int64_t>(rows.size());
   if (n == 0) {
     // Nothing to compute, but the reduction still needs this replica's (zero) share.
     grads_.zero();
+    if (weight_grads) {
+      const auto& layers = model_.graph->layers();
+      for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+        if (it->param_count > 0)
+          weight_grads->weight_grad_operands(it->param_offset, nullptr, nullptr, 0);
+      }
+    }
     if (listener) {
       const auto& layers = model_.graph->layers();
       for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
@@ -95,7 +100,7 @@ BatchStats Replica::compute_gradients(const Samples& x, const Samples& y,
     out = executor_.forward(x_.data(), n, params_, true, seed, first_sample);
   }
   BatchStats stats = loss_and_grad(out, n, grad_scale);
-  backward(listener, fused_);
+  backward(listener, fused_, weight_grads);
   ++times_.steps;
   return stats;
 }

@@ -30,7 +30,7 @@ class Replica {
   // first_sample: where rows start in the global batch (per-sample dropout streams).
   BatchStats compute_gradients(const Samples& x, const Samples& y, std::span<const int64_t> rows,
                                float grad_scale, uint64_t seed, int64_t first_sample,
-                               GradReadyListener* listener);
+                               GradReadyListener* listener, WeightGradSink* weight_grads = nullptr);
   // Inference on x[rows]; with y, the loss and accuracy sums. Returns the output
   // (rows, output size), valid until the next call.
   const float* infer(const Samples& x, const Samples* y, std::span<const int64_t> rows,
@@ -49,7 +49,8 @@ class Replica {
   const float* forward_train(const Samples& x, std::span<const int64_t> rows, uint64_t seed,
                              int64_t first_sample);
   // Backward from output_grad(); grad_is_preactivation as the loss decided.
-  void backward(GradReadyListener* listener, bool grad_is_preactivation);
+  void backward(GradReadyListener* listener, bool grad_is_preactivation,
+                WeightGradSink* weight_grads = nullptr);
 
  private:
   void gather(const Samples& x, const Samples* y, std::span<const int64_t> rows);

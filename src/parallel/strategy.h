@@ -68,6 +68,10 @@ struct StrategyOptions {
   // (all-reduce every bucket through the Communicator, then every replica applies the
   // whole update to its own copy, as DDP does).
   std::string reducer = "sharded";
+  // sharded + shared parameters: each device computes its shard of every weight gradient
+  // over the whole global batch, so no gradient is summed at all (falls back to buckets
+  // when a layer is not a Dense used once, and in deterministic mode).
+  bool shard_weight_gradients = true;
   BackendFactory make_backend = &make_cpu_backend;
 };
 
