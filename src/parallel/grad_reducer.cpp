@@ -64,6 +64,39 @@ class AllreduceReducer final : public GradReducer {
 // Elements per pass: a chunk is summed, updated and copied while it sits in L2.
 constexpr int64_t kUpdateChunk = 16384;
 
+// Runs process(i) once for every unit i (bucket or layer) whose counter shows all replicas
+// ready for this step (counters count replica arrivals over all steps); true when every
+// unit is done.
+template <class Process>
+bool process_ready_units(std::vector<bool>& done, const std::atomic<int64_t>* ready, int64_t needed,
+                         Process&& process) {
+  bool all = true;
+  for (size_t i = 0; i < done.size(); ++i) {
+    if (done[i]) continue;
+    if (ready[i].load(std::memory_order_acquire) < needed) {
+      all = false;
+      continue;
+    }
+    process(i);
+    done[i] = true;
+  }
+  return all;
+}
+
+// The end of a step: works through what is left as the other replicas make it ready, then
+// meets them at the barrier. Idle is the waiting only (work done meanwhile books itself).
+template <class ProcessReady>
+void finish_step(ShardedUpdateShared& s, PhaseTimes& times, ProcessReady&& process_ready) {
+  const double booked_before = times.total();
+  const auto start = Clock::now();
+  for (int spins = 0; !process_ready(); ++spins) {
+    if (s.barrier->aborted()) throw AbortedError{};
+    if (spins > 64) std::this_thread::yield();
+  }
+  s.barrier->wait();
+  times[Phase::idle] += seconds_since(start) - (times.total() - booked_before);
+}
+
 class ShardedUpdateReducer final : public GradReducer {
  public:
   ShardedUpdateReducer(ShardedUpdateShared& shared, int rank, PhaseTimes& times)
@@ -90,16 +123,7 @@ class ShardedUpdateReducer final : public GradReducer {
   }
 
   void finalize() override {
-    // Idle is the waiting only: shard work done in between is booked by process_shard.
-    const double busy_before = times_[Phase::allreduce] + times_[Phase::optimizer];
-    const auto start = Clock::now();
-    for (int spins = 0; !process_ready(); ++spins) {
-      if (s_.barrier->aborted()) throw AbortedError{};
-      if (spins > 64) std::this_thread::yield();
-    }
-    s_.barrier->wait();
-    const double busy = times_[Phase::allreduce] + times_[Phase::optimizer] - busy_before;
-    times_[Phase::idle] += seconds_since(start) - busy;
+    finish_step(s_, times_, [&] { return process_ready(); });
   }
 
   bool applies_update() const override { return true; }
@@ -107,17 +131,8 @@ class ShardedUpdateReducer final : public GradReducer {
  private:
   // Processes my shard of every bucket final on all replicas; true when none is left.
   bool process_ready() {
-    bool all = true;
-    for (size_t b = 0; b < s_.buckets.size(); ++b) {
-      if (done_[b]) continue;
-      if (s_.bucket_ready[b].load(std::memory_order_acquire) < step_ * s_.replicas) {
-        all = false;
-        continue;
-      }
-      process_shard(s_.buckets[b]);
-      done_[b] = true;
-    }
-    return all;
+    return process_ready_units(done_, s_.bucket_ready.get(), step_ * s_.replicas,
+                               [&](size_t b) { process_shard(s_.buckets[b]); });
   }
 
   void process_shard(const Bucket& bucket) {
@@ -190,31 +205,15 @@ class WeightGradShardReducer final : public GradReducer, public WeightGradSink {
   void grads_ready(int64_t, int64_t) override { process_ready(); }
 
   void finalize() override {
-    const double booked_before = times_.total();
-    const auto start = Clock::now();
-    for (int spins = 0; !process_ready(); ++spins) {
-      if (s_.barrier->aborted()) throw AbortedError{};
-      if (spins > 64) std::this_thread::yield();
-    }
-    s_.barrier->wait();
-    times_[Phase::idle] += seconds_since(start) - (times_.total() - booked_before);
+    finish_step(s_, times_, [&] { return process_ready(); });
   }
 
   bool applies_update() const override { return true; }
 
  private:
   bool process_ready() {
-    bool all = true;
-    for (size_t l = 0; l < s_.layers.size(); ++l) {
-      if (done_[l]) continue;
-      if (s_.layer_posted[l].load(std::memory_order_acquire) < step_ * s_.replicas) {
-        all = false;
-        continue;
-      }
-      process_layer(s_.layers[l]);
-      done_[l] = true;
-    }
-    return all;
+    return process_ready_units(done_, s_.layer_posted.get(), step_ * s_.replicas,
+                               [&](size_t l) { process_layer(s_.layers[l]); });
   }
 
   void process_layer(const ShardedUpdateShared::Operands& layer) {
