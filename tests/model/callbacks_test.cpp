@@ -1,5 +1,6 @@
 // The standard callbacks, each observed through its effect.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <filesystem>
@@ -53,16 +54,36 @@ TEST(Callbacks, ModelCheckpointWritesEachEpochOrOnlyTheBest) {
   Model back = Model::load(dir.file("ck-03.tandem"));
   EXPECT_EQ(test::max_abs_diff(back.predict(toy.x), m.predict(toy.x)), 0.0);
 
-  Model n = mlp();
-  n.compile(SGD(0.0), "categorical_crossentropy");
-  auto best =
-      ModelCheckpoint(dir.file("best.tandem"),
-                      {.monitor = "loss", .save_best_only = true, .save_weights_only = true});
-  n.fit(toy.x, toy.y_onehot, {.batch_size = 20, .epochs = 2, .verbose = 0, .callbacks = {best}});
-  const auto first_write = std::filesystem::last_write_time(dir.file("best.tandem"));
-  EXPECT_TRUE(std::filesystem::exists(dir.file("best.tandem")));
-  // Epoch 2 did not improve (lr 0), so the file is epoch 1's.
-  EXPECT_EQ(first_write, std::filesystem::last_write_time(dir.file("best.tandem")));
+  // save_best_only: with lr 0 the loss never improves after epoch 1, so the file written
+  // then must be the one still there after epoch 2. A probe after the checkpoint records
+  // the file's inode at each epoch's end: every save renames a new file into place (made
+  // before the old one goes, so its inode differs), while timestamps are too coarse.
+  struct FileIdentities : Callback {
+    std::string path;
+    std::vector<ino_t> seen;
+    void on_epoch_end(int, const Logs&) override {
+      struct stat st {};
+      ASSERT_EQ(::stat(path.c_str(), &st), 0) << path;
+      seen.push_back(st.st_ino);
+    }
+  };
+  for (const bool best_only : {true, false}) {
+    Model n = mlp();
+    n.compile(SGD(0.0), "categorical_crossentropy");
+    const std::string path = dir.file(best_only ? "best.tandem" : "every.tandem");
+    auto checkpoint = ModelCheckpoint(
+        path, {.monitor = "loss", .save_best_only = best_only, .save_weights_only = true});
+    auto probe = std::make_shared<FileIdentities>();
+    probe->path = path;
+    n.fit(toy.x, toy.y_onehot,
+          {.batch_size = 20, .epochs = 2, .verbose = 0, .callbacks = {checkpoint, probe}});
+    ASSERT_EQ(probe->seen.size(), 2u);
+    if (best_only) {
+      EXPECT_EQ(probe->seen[0], probe->seen[1]) << "epoch 2 did not improve: no new write";
+    } else {
+      EXPECT_NE(probe->seen[0], probe->seen[1]) << "every epoch writes";
+    }
+  }
 }
 
 TEST(Callbacks, TerminateOnNaNStopsAtTheFirstBadBatch) {
