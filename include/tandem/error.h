@@ -54,4 +54,11 @@ class BackendError : public Error {
   using Error::Error;
 };
 
+// Another rank of a multi-process job died, hung or disagreed: the message names this
+// rank and host and the operation that failed.
+class CommError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace tandem

@@ -48,6 +48,21 @@ struct FitOptions {
   // mirrored + sharded: devices read one parameter buffer (they share memory) rather than a
   // copy each; false gives every device its own copy.
   bool shared_parameters = true;
+  // Several processes: after tandem::mpi::init() in a job of more than one rank, fit trains
+  // across all of them (each rank runs `devices` local devices and takes its share of every
+  // global batch). Every rank must call fit with the same model, data and options; rank 0's
+  // initial weights and seed are used. Only rank 0 prints progress.
+  bool distributed = true;
+  std::string grad_compression = "none";  // "bf16": gradients cross processes as bfloat16
+  // Checkpoints (rank 0 writes them): every checkpoint_every epochs or steps, into
+  // checkpoint_dir/ckpt-<global step>.tandem, atomically; the newest keep_checkpoints stay.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;           // 0: no checkpoints
+  std::string checkpoint_unit = "epoch";  // epoch | step
+  int keep_checkpoints = 3;
+  // Continue from the newest intact checkpoint in checkpoint_dir (a corrupt or truncated
+  // one is reported and skipped); none there: start from the beginning.
+  bool resume = false;
 };
 
 struct EvaluateOptions {

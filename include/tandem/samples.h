@@ -24,6 +24,8 @@ class Samples {
   Samples slice(int64_t begin, int64_t end) const;
   // Float value of element (row, j), for validation of labels.
   float at(int64_t row, int64_t j) const;
+  // A 64-bit hash of the values (and shape): ranks of a job check they hold the same data.
+  uint64_t fingerprint() const;
 
  private:
   struct Bytes {

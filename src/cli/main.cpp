@@ -1,23 +1,36 @@
 // tandem: the command-line tool. Parses the subcommand, runs it, and is the one place that
 // turns errors into messages and exit codes:
 //   0 ok, 1 other error, 2 bad option or configuration, 3 file not readable / writable or
-//   malformed, 4 shapes that do not fit, 5 failure inside a backend library; CLI11's own
-//   codes (>= 100) for command lines it cannot parse.
+//   malformed, 4 shapes that do not fit, 5 failure inside a backend library, 6 another MPI
+//   rank died or stopped answering; CLI11's own codes (>= 100) for command lines it cannot
+//   parse.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <string>
+#include <string_view>
 
 #include "cli/eval_commands.h"
 #include "cli/summary_command.h"
 #include "cli/train_command.h"
 #include "tandem/error.h"
+#include "tandem/mpi.h"
 
 namespace {
 
-enum ExitCode { kOk = 0, kOther = 1, kConfig = 2, kIo = 3, kShape = 4, kBackend = 5 };
+enum ExitCode { kOk = 0, kOther = 1, kConfig = 2, kIo = 3, kShape = 4, kBackend = 5, kComm = 6 };
 
+// In a job of several MPI ranks every message names the rank and host, and an error ends
+// the whole job (the other ranks would otherwise wait for this one).
 int report(const char* message, int code) {
   std::fflush(stdout);  // keep what was printed before the error in order
+  if (tandem::mpi::size() > 1) {
+    const std::string who = tandem::mpi::describe();
+    const bool named = std::string_view(message).starts_with(who);  // CommErrors name it
+    std::fprintf(stderr, "tandem: error: %s%s%s\n", named ? "" : who.c_str(), named ? "" : ": ",
+                 message);
+    tandem::mpi::abort(code);
+  }
   std::fprintf(stderr, "tandem: error: %s\n", message);
   return code;
 }
@@ -53,7 +66,15 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
-    return run(argc, argv);
+    // Started by mpirun (or another MPI launcher): one rank of a multi-process job.
+    if (tandem::mpi::launched()) tandem::mpi::init(argc, argv);
+    const int code = run(argc, argv);
+    // A rank that stops early (a bad flag) must not leave the others waiting for it.
+    if (code != 0 && tandem::mpi::size() > 1) tandem::mpi::abort(code);
+    tandem::mpi::finalize();
+    return code;
+  } catch (const tandem::CommError& e) {
+    return report(e.what(), kComm);
   } catch (const tandem::ConfigError& e) {
     return report(e.what(), kConfig);
   } catch (const tandem::IoError& e) {

@@ -13,29 +13,35 @@ json optional_json(const std::optional<T>& value) {
 }
 
 json config_json(const TrainOptions& o, const TrainReport& r) {
-  return {{"dataset", o.data.dataset},
-          {"data_dir", o.data.data_dir.empty() && o.data.dataset == "fashion-mnist"
-                           ? std::string(fashion_mnist::kDefaultDir)
-                           : o.data.data_dir},
-          {"layers", parse_layer_widths(o.shape.layers)},
-          {"activation", o.shape.activation},
-          {"optimizer", o.optimizer},
-          {"learning_rate", r.learning_rate},
-          {"loss", o.loss},
-          {"batch_size", o.batch_size},
-          {"epochs", o.epochs},
-          {"seed", optional_json(o.seed)},
-          {"threads", r.threads},
-          {"devices", o.devices},
-          {"strategy", o.strategy},
-          {"threads_per_device", o.threads_per_device},
-          {"deterministic", o.deterministic},
-          {"bucket_mb", o.bucket_mb},
-          {"validation_split", o.validation_split},
-          {"verbose", o.verbose},
-          {"save", o.save_path.empty() ? json(nullptr) : json(o.save_path)},
-          {"limit_train", optional_json(o.limit_train)},
-          {"limit_test", optional_json(o.limit_test)}};
+  return {
+      {"dataset", o.data.dataset},
+      {"data_dir", o.data.data_dir.empty() && o.data.dataset == "fashion-mnist"
+                       ? std::string(fashion_mnist::kDefaultDir)
+                       : o.data.data_dir},
+      {"layers", parse_layer_widths(o.shape.layers)},
+      {"activation", o.shape.activation},
+      {"optimizer", o.optimizer},
+      {"learning_rate", r.learning_rate},
+      {"loss", o.loss},
+      {"batch_size", o.batch_size},
+      {"epochs", o.epochs},
+      {"seed", optional_json(o.seed)},
+      {"threads", r.threads},
+      {"devices", o.devices},
+      {"strategy", o.strategy},
+      {"threads_per_device", o.threads_per_device},
+      {"deterministic", o.deterministic},
+      {"bucket_mb", o.bucket_mb},
+      {"validation_split", o.validation_split},
+      {"ranks", r.ranks},
+      {"grad_compression", o.grad_compression},
+      {"checkpoint_dir", o.checkpoint_dir.empty() ? json(nullptr) : json(o.checkpoint_dir)},
+      {"checkpoint_every", o.checkpoint_every.empty() ? json(nullptr) : json(o.checkpoint_every)},
+      {"resume", o.resume},
+      {"verbose", o.verbose},
+      {"save", o.save_path.empty() ? json(nullptr) : json(o.save_path)},
+      {"limit_train", optional_json(o.limit_train)},
+      {"limit_test", optional_json(o.limit_test)}};
 }
 
 // One entry per epoch run, from History's per-key lists.

@@ -25,6 +25,7 @@ struct TrainReport {
   int64_t parameters = 0;
   double learning_rate = 0;
   int threads = 0;
+  int ranks = 1;  // MPI processes
 };
 
 // Keys: train_seconds, predict_seconds, test_loss, test_accuracy, train_steps,

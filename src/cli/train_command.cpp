@@ -9,6 +9,8 @@
 #include "cli/metrics_json.h"
 #include "tandem/callbacks.h"
 #include "tandem/config.h"
+#include "tandem/error.h"
+#include "tandem/mpi.h"
 #include "tandem/optimizers.h"
 
 namespace tandem::cli {
@@ -35,6 +37,22 @@ class EpochTimer : public Callback {
 // Samples fit trains on per epoch: Keras keeps the first (1 - split) of them.
 int64_t trained_samples(int64_t count, double validation_split) {
   return validation_split > 0 ? static_cast<int64_t>(count * (1.0 - validation_split)) : count;
+}
+
+// "3", "3epoch(s)", "500step(s)" -> (count, unit).
+std::pair<int64_t, std::string> parse_checkpoint_every(const std::string& text) {
+  size_t digits = 0;
+  while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+  const std::string unit = text.substr(digits);
+  const std::string count = text.substr(0, digits);
+  if (count.empty() || count.size() > 12 || std::stoll(count) <= 0) {
+    throw ConfigError("--checkpoint-every '" + text +
+                      "': expected a positive count, then optionally epochs or steps");
+  }
+  if (unit.empty() || unit == "epoch" || unit == "epochs") return {std::stoll(count), "epoch"};
+  if (unit == "step" || unit == "steps") return {std::stoll(count), "step"};
+  throw ConfigError("--checkpoint-every '" + text + "': unknown unit '" + unit +
+                    "' (epochs or steps)");
 }
 
 }  // namespace
@@ -108,6 +126,32 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str()
       ->group("Parallel");
+  cmd->add_option("--grad-compression", o.grad_compression,
+                  "Gradients cross MPI processes as: none (float32) or bf16 (half the bytes)")
+      ->check(CLI::IsMember({"none", "bf16"}))
+      ->capture_default_str()
+      ->group("Parallel");
+  cmd->add_option("--comm-timeout", o.comm_timeout,
+                  "Seconds an MPI rank waits for the others before ending the job with an error")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str()
+      ->group("Parallel");
+  cmd->add_option("--checkpoint-dir", o.checkpoint_dir,
+                  "Write checkpoints (weights, optimizer, data order, RNG) into DIR")
+      ->type_name("DIR")
+      ->group("Checkpoints");
+  cmd->add_option("--checkpoint-every", o.checkpoint_every,
+                  "How often: N or Nepochs (every N epochs), Nsteps (every N steps)")
+      ->type_name("N[epochs|steps]")
+      ->group("Checkpoints");
+  cmd->add_option("--keep-checkpoints", o.keep_checkpoints, "How many of the newest to keep")
+      ->check(positive_integer())
+      ->capture_default_str()
+      ->group("Checkpoints");
+  cmd->add_flag("--resume", o.resume,
+                "Continue from the newest intact checkpoint in --checkpoint-dir (none: start "
+                "from the beginning)")
+      ->group("Checkpoints");
   cmd->add_option("--verbose", o.verbose,
                   "0 silent, 1 progress bar on a terminal (one line per epoch otherwise), "
                   "2 one line per epoch")
@@ -128,21 +172,30 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
 
 int run_train(const TrainOptions& o) {
   // Everything that can be wrong with the flags fails here, before the data is read.
+  std::pair<int64_t, std::string> checkpoint_every{0, "epoch"};
+  if (!o.checkpoint_every.empty()) {
+    if (o.checkpoint_dir.empty()) throw ConfigError("--checkpoint-every needs --checkpoint-dir");
+    checkpoint_every = parse_checkpoint_every(o.checkpoint_every);
+  }
+  if (o.resume && o.checkpoint_dir.empty()) throw ConfigError("--resume needs --checkpoint-dir");
+  mpi::set_timeout(o.comm_timeout);
+  // Several ranks: rank 0 prints and writes files; the others train silently.
+  const bool writer = mpi::rank() == 0;
   Optimizer optimizer = optimizer_from_name(o.optimizer);
   if (o.learning_rate) optimizer.learning_rate = *o.learning_rate;
   if (o.threads) set_num_threads(*o.threads);
   if (o.seed) set_random_seed(*o.seed);
   Model model = build_model(o.shape);
   model.compile(optimizer, o.loss, {"accuracy"});
-  if (!o.save_path.empty()) check_writable(o.save_path);
-  if (!o.metrics_json_path.empty()) check_writable(o.metrics_json_path);
+  if (writer && !o.save_path.empty()) check_writable(o.save_path);
+  if (writer && !o.metrics_json_path.empty()) check_writable(o.metrics_json_path);
 
   const TrainTestSplit data = load_dataset(o.data);
   const LabelledImages train = first_samples(data.train, o.limit_train);
   const LabelledImages test = first_samples(data.test, o.limit_test);
   const Samples x_train = image_samples(train.x), x_test = image_samples(test.x);
   const Samples y_train = label_samples(train.y, o.loss), y_test = label_samples(test.y, o.loss);
-  if (o.verbose) model.summary();
+  if (o.verbose && writer) model.summary();
 
   auto epoch_timer = std::make_shared<EpochTimer>();
   FitOptions fit{.batch_size = o.batch_size,
@@ -155,14 +208,28 @@ int run_train(const TrainOptions& o) {
                  .strategy = o.strategy,
                  .threads_per_device = o.threads_per_device,
                  .deterministic = o.deterministic,
-                 .bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20))};
+                 .bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20)),
+                 .grad_compression = o.grad_compression,
+                 .checkpoint_dir = o.checkpoint_dir,
+                 .checkpoint_every = checkpoint_every.first,
+                 .checkpoint_unit = checkpoint_every.second,
+                 .keep_checkpoints = o.keep_checkpoints,
+                 .resume = o.resume};
   auto start = SteadyClock::now();
   const History history = model.fit(x_train, y_train, fit);
   TrainReport report{.history = history, .epoch_seconds = epoch_timer->seconds()};
   report.train_seconds = seconds_since(start);
   report.phase_seconds = model.run_times().phase_seconds;
   report.train_steps = model.run_times().train_steps;
-  if (o.devices == 1) {
+  report.ranks = mpi::size();
+  if (!writer) {
+    // The trained weights are rank 0's too; evaluation and files are rank 0's business.
+    return 0;
+  }
+  if (mpi::size() > 1) {
+    fmt::print("fit: {:.3f} s ({} ranks x {} device{})\n", report.train_seconds, mpi::size(),
+               o.devices, o.devices > 1 ? "s" : "");
+  } else if (o.devices == 1) {
     fmt::print("fit: {:.3f} s (1 device, {} threads)\n", report.train_seconds,
                o.threads_per_device > 0 ? o.threads_per_device : num_threads());
   } else {

@@ -28,6 +28,13 @@ struct TrainOptions {
   bool deterministic = false;
   double bucket_mb = 4.0;
   double validation_split = 0.0;
+  // Several MPI ranks (mpirun -np N tandem train ...):
+  std::string grad_compression = "none";  // none | bf16
+  double comm_timeout = 60;               // seconds before a silent rank ends the job
+  // Checkpoints: "2" or "2epochs" (every 2 epochs), "500steps".
+  std::string checkpoint_dir, checkpoint_every;
+  int keep_checkpoints = 3;
+  bool resume = false;
   int verbose = 1;
   std::string save_path;          // empty: do not save
   std::string metrics_json_path;  // empty: no report

@@ -1,6 +1,7 @@
 #include "tandem/samples.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "tandem/error.h"
 
@@ -53,6 +54,37 @@ Samples Samples::slice(int64_t begin, int64_t end) const {
   out.begin_ = begin_ + begin;
   out.count_ = end - begin;
   return out;
+}
+
+namespace {
+
+// 64-bit multiply-xor hash over 8-byte words (and the tail), seeded.
+uint64_t hash_bytes(const void* data, size_t size, uint64_t h) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  constexpr uint64_t kMul = 0x9e3779b97f4a7c15ull;
+  size_t i = 0;
+  for (; i + 8 <= size; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    h = (h ^ word) * kMul;
+    h ^= h >> 29;
+  }
+  for (; i < size; ++i) h = (h ^ p[i]) * kMul;
+  return h ^ (h >> 32);
+}
+
+}  // namespace
+
+uint64_t Samples::fingerprint() const {
+  uint64_t h = hash_bytes(shape_.data(), shape_.size() * sizeof(shape_[0]), 0x7a6e64656dull);
+  h = hash_bytes(&count_, sizeof count_, h);
+  if (bytes_.has_value) {
+    h = hash_bytes(&bytes_.scale, sizeof bytes_.scale, h);
+    return hash_bytes(bytes_.values.data() + begin_ * sample_size_,
+                      static_cast<size_t>(count_ * sample_size_), h);
+  }
+  return hash_bytes(floats_.data() + begin_ * sample_size_,
+                    static_cast<size_t>(count_ * sample_size_) * sizeof(float), h);
 }
 
 float Samples::at(int64_t row, int64_t j) const {

@@ -45,7 +45,7 @@ const Section& Container::section(const std::string& name, const std::string& pa
   throw FormatError(path, 0, "missing section '" + name + "'");
 }
 
-void write_container(const std::string& path, Container c) {
+std::string encode_container(Container c) {
   static_assert(sizeof(float) == 4);
   nlohmann::json sections = nlohmann::json::array();
   size_t floats = 0;
@@ -66,11 +66,19 @@ void write_container(const std::string& path, Container c) {
     out.append(reinterpret_cast<const char*>(s.values.data()), s.values.size() * 4);
   }
   put_u32(out, crc_of(out, out.size()));
-  write_file_atomically(path, out);
+  return out;
+}
+
+void write_container(const std::string& path, Container c) {
+  write_file_atomically(path, encode_container(std::move(c)));
 }
 
 Container read_container(const std::string& path, const std::string& expected_kind) {
-  const std::string bytes = read_whole_file(path);
+  return decode_container(read_whole_file(path), path, expected_kind);
+}
+
+Container decode_container(const std::string& bytes, const std::string& path,
+                           const std::string& expected_kind) {
   if (bytes.size() < kPrefix + 4) {
     throw FormatError(
         path, static_cast<int64_t>(bytes.size()),

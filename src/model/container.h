@@ -31,6 +31,11 @@ struct Container {
 
 // Serialises and writes atomically.
 void write_container(const std::string& path, Container container);
+// The file's bytes, and back (decode verifies as read_container does; path names the
+// origin in errors).
+std::string encode_container(Container container);
+Container decode_container(const std::string& bytes, const std::string& path,
+                           const std::string& expected_kind);
 // Reads and verifies magic, version, checksum and sizes; expected_kind "" accepts any.
 Container read_container(const std::string& path, const std::string& expected_kind);
 

@@ -1,10 +1,13 @@
 // Model::fit: epochs of shuffled batches through a Strategy, with Keras's logs, progress,
-// validation and callbacks.
+// validation and callbacks; across MPI ranks when tandem::mpi::init ran; with checkpoints
+// and resume.
 #include <iostream>
 #include <numeric>
 
+#include "model/checkpoint.h"
 #include "model/data_checks.h"
 #include "model/evaluation.h"
+#include "model/job_check.h"
 #include "model/progress.h"
 #include "parallel/strategy.h"
 #include "tandem/config.h"
@@ -25,6 +28,62 @@ void check_fit_options(const FitOptions& o) {
                       std::to_string(o.validation_split));
   }
   if (o.verbose < 0 || o.verbose > 2) throw ConfigError("fit: verbose must be 0, 1 or 2");
+  if (o.grad_compression != "none" && o.grad_compression != "bf16") {
+    throw ConfigError("fit: unknown grad_compression '" + o.grad_compression +
+                      "' (known: none, bf16)");
+  }
+  if (o.grad_compression == "bf16" && o.deterministic) {
+    throw ConfigError(
+        "fit: bf16 gradient compression rounds gradients, so it cannot be "
+        "deterministic; drop one of them");
+  }
+  if (o.checkpoint_every < 0) {
+    throw ConfigError("fit: checkpoint_every must be >= 0, got " +
+                      std::to_string(o.checkpoint_every));
+  }
+  if (o.checkpoint_unit != "epoch" && o.checkpoint_unit != "step") {
+    throw ConfigError("fit: checkpoint_unit must be epoch or step, got '" + o.checkpoint_unit +
+                      "'");
+  }
+  if ((o.checkpoint_every > 0 || o.resume) && o.checkpoint_dir.empty()) {
+    throw ConfigError("fit: checkpoints and resume need checkpoint_dir");
+  }
+}
+
+// What every rank of a job must agree on.
+std::vector<detail::JobField> job_fields(const detail::ModelState& s, const Samples& x,
+                                         const Samples& y,
+                                         const std::optional<std::pair<Samples, Samples>>& val,
+                                         const FitOptions& o) {
+  using detail::hash_text;
+  const Optimizer& opt = s.compiled->optimizer;
+  const std::string optimizer = opt.name + " " + std::to_string(opt.learning_rate) + " " +
+                                std::to_string(opt.momentum) + " " + std::to_string(opt.rho) + " " +
+                                std::to_string(opt.beta_1) + " " + std::to_string(opt.beta_2) +
+                                " " + std::to_string(opt.epsilon) +
+                                (opt.nesterov ? " nesterov" : "");
+  auto u = [](auto v) { return static_cast<uint64_t>(v); };
+  return {
+      {"model architecture", hash_text(s.graph->to_json().dump()), true},
+      {"optimizer", hash_text(optimizer), true},
+      {"loss", hash_text(detail::loss_name(s.compiled->loss.kind())), true},
+      {"batch size", u(o.batch_size)},
+      {"epochs", u(o.epochs)},
+      {"initial epoch", u(o.initial_epoch)},
+      {"training samples", u(x.count())},
+      {"training data (x)", x.fingerprint(), true},
+      {"training targets (y)", y.fingerprint(), true},
+      {"validation samples", u(val ? val->first.count() : 0)},
+      {"validation data", val ? val->first.fingerprint() ^ val->second.fingerprint() : 0, true},
+      {"shuffle", u(o.shuffle)},
+      {"devices per rank", u(o.devices)},
+      {"deterministic", u(o.deterministic)},
+      {"gradient compression", hash_text(o.grad_compression), true},
+      {"bucket bytes", u(o.bucket_bytes)},
+      {"checkpoint every", u(o.checkpoint_every)},
+      {"checkpoint unit", hash_text(o.checkpoint_unit), true},
+      {"resume", u(o.resume)},
+  };
 }
 
 // Fisher-Yates with our own generator: the same order on every platform and device count.
@@ -62,51 +121,113 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   }
 
   const Clock::time_point fit_start = Clock::now();
+  detail::World* world = o.distributed ? detail::current_world() : nullptr;
+  if (world != nullptr && world->size() == 1) world = nullptr;
+  const bool writer = world == nullptr || world->rank() == 0;  // prints, writes files
+  const int verbose = writer ? o.verbose : 0;
+  const detail::Compiled& compiled = *s.compiled;
+  if (world) check_same_job(*world, job_fields(s, x, y, validation, o));
+
+  // Where the fit starts: from scratch, or a checkpoint; with several ranks, rank 0's state
+  // (weights, optimizer state, seed) is every rank's.
+  detail::FitProgress progress{.epoch = o.initial_epoch, .seed = o.seed ? *o.seed : next_seed()};
+  const auto identity = detail::fit_identity(s, o.batch_size, x, y, o.shuffle);
+  std::optional<detail::CheckpointDir> checkpoints;
+  if (writer && !o.checkpoint_dir.empty()) {
+    checkpoints.emplace(o.checkpoint_dir, o.keep_checkpoints);
+  }
+  std::string start_bytes, start_from = "rank 0's start state";
+  if (o.resume && checkpoints) {
+    if (auto found = checkpoints->newest_intact(std::cerr)) {
+      start_bytes = std::move(found->bytes);
+      start_from = found->path;
+    } else {
+      std::cerr << "tandem: no intact checkpoint in " << o.checkpoint_dir
+                << "; starting from the beginning\n";
+    }
+  }
+  if (world) {
+    if (start_bytes.empty() && writer)
+      start_bytes = detail::encode_checkpoint(s, progress, identity);
+    world->broadcast(start_bytes, 0);
+  }
+  if (!start_bytes.empty()) {
+    detail::decode_checkpoint(start_bytes, start_from, s, progress, identity);
+    if (o.resume && writer && start_from != "rank 0's start state" && verbose) {
+      std::cout << "Resuming from " << start_from << " (epoch " << progress.epoch + 1 << ", step "
+                << progress.step << ")\n";
+    }
+  }
+  start_bytes.clear();
+  start_bytes.shrink_to_fit();
+
   detail::StrategyOptions so;
   so.devices = o.devices;
   so.kind = o.strategy;
   so.threads_per_device =
-      o.threads_per_device > 0 || o.devices > 1 ? o.threads_per_device : num_threads();
+      o.threads_per_device > 0 || o.devices > 1 || world ? o.threads_per_device : num_threads();
   so.deterministic = o.deterministic;
   so.bucket_bytes = o.bucket_bytes;
   so.reducer = o.reducer;
   so.shared_parameters = o.shared_parameters;
+  so.world = world;
+  so.gradient_comm = {.bf16 = o.grad_compression == "bf16", .deterministic = o.deterministic};
   auto strategy = detail::make_strategy(s, so);
   strategy->prepare(o.batch_size);
-  const uint64_t seed = o.seed ? *o.seed : next_seed();
-  const detail::Compiled& compiled = *s.compiled;
+  const uint64_t seed = progress.seed;
   const int64_t count = x.count();
   const int64_t steps_per_epoch = (count + o.batch_size - 1) / o.batch_size;
+  const auto save_checkpoint = [&] {
+    if (checkpoints) {
+      checkpoints->save(detail::encode_checkpoint(s, progress, identity), progress.global_step);
+    }
+  };
 
   stop_training = false;
   for (const auto& cb : o.callbacks) cb->set_model(this);
   for (const auto& cb : o.callbacks) cb->on_train_begin({});
 
-  History history;
+  History history = progress.history;
+  const detail::FitProgress start = progress;
   std::vector<int64_t> rows(count);
-  int64_t global_step = 0;
   const bool terminal = detail::stdout_is_terminal();
-  for (int epoch = o.initial_epoch; epoch < o.epochs && !stop_training; ++epoch) {
+  for (int epoch = progress.epoch; epoch < o.epochs && !stop_training; ++epoch) {
     for (const auto& cb : o.callbacks) cb->on_epoch_begin(epoch, {});
-    if (o.verbose) std::cout << "Epoch " << epoch + 1 << "/" << o.epochs << "\n" << std::flush;
+    if (verbose) std::cout << "Epoch " << epoch + 1 << "/" << o.epochs << "\n" << std::flush;
     std::iota(rows.begin(), rows.end(), 0);
     if (o.shuffle) {
       Rng rng(Rng::derive(seed, kShuffleStream + epoch));
       shuffle_rows(rows, rng);
     }
-    detail::Progress progress(o.verbose, steps_per_epoch, std::cout, terminal);
-    detail::BatchStats total;
+    detail::Progress bar(verbose, steps_per_epoch, std::cout, terminal);
+    // A resumed epoch continues from the checkpoint's step, with its sums so far.
+    const bool resumed = epoch == start.epoch;
+    detail::BatchStats total = resumed ? start.epoch_totals : detail::BatchStats{};
     Logs logs;
-    for (int64_t step = 0; step < steps_per_epoch; ++step) {
+    if (total.samples > 0) {
+      logs["loss"] = total.loss_sum / total.samples;
+      if (compiled.accuracy) logs["accuracy"] = total.correct_sum / total.samples;
+    }
+    for (int64_t step = resumed ? start.step : 0; step < steps_per_epoch; ++step) {
       const int64_t begin = step * o.batch_size;
       const int64_t n = std::min(o.batch_size, count - begin);
-      const auto batch = strategy->train_step(x, y, {rows.data() + begin, static_cast<size_t>(n)},
-                                              Rng::derive(seed, kDropoutStream + global_step++));
+      const auto batch =
+          strategy->train_step(x, y, {rows.data() + begin, static_cast<size_t>(n)},
+                               Rng::derive(seed, kDropoutStream + progress.global_step));
+      ++progress.global_step;
       total += batch;
       logs["loss"] = total.loss_sum / total.samples;
       if (compiled.accuracy) logs["accuracy"] = total.correct_sum / total.samples;
-      progress.update(step + 1, logs);
+      bar.update(step + 1, logs);
       for (const auto& cb : o.callbacks) cb->on_train_batch_end(step, logs);
+      if (o.checkpoint_every > 0 && o.checkpoint_unit == "step" &&
+          progress.global_step % o.checkpoint_every == 0) {
+        progress.epoch = epoch;
+        progress.step = step + 1;
+        progress.epoch_totals = total;
+        progress.history = history;
+        save_checkpoint();
+      }
       if (stop_training) break;
     }
     if (validation) {
@@ -114,10 +235,18 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
                                                 validation->second, o.batch_size);
       for (const auto& [k, v] : val) logs["val_" + k] = v;
     }
-    progress.finish(logs);
+    bar.finish(logs);
     history.epoch.push_back(epoch);
     for (const auto& [k, v] : logs) history.history[k].push_back(v);
     for (const auto& cb : o.callbacks) cb->on_epoch_end(epoch, logs);
+    if (o.checkpoint_every > 0 && o.checkpoint_unit == "epoch" &&
+        (epoch + 1) % o.checkpoint_every == 0) {
+      progress.epoch = epoch + 1;
+      progress.step = 0;
+      progress.epoch_totals = {};
+      progress.history = history;
+      save_checkpoint();
+    }
   }
   for (const auto& cb : o.callbacks) cb->on_train_end({});
 

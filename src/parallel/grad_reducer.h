@@ -80,4 +80,32 @@ std::unique_ptr<GradReducer> make_sharded_update_reducer(ShardedUpdateShared& sh
 std::unique_ptr<GradReducer> make_weight_grad_shard_reducer(ShardedUpdateShared& shared, int rank,
                                                             Backend& backend, PhaseTimes& times);
 
+// Several processes, each with `replicas` local devices sharing one parameter buffer.
+struct HierarchicalShared {
+  int replicas = 1;
+  std::vector<float*> grads;  // per local replica; replica 0's receives the sums
+  float* params = nullptr;    // shared by the local replicas
+  int64_t param_count = 0;
+  std::vector<float*> state;  // optimizer slots
+  const OptimizerKernel* kernel = nullptr;
+  int64_t iteration = 0;  // set before each step
+  double learning_rate = 0;
+  std::vector<Bucket> buckets;
+  // Local replicas done with each bucket, and done summing their shard of it (over all
+  // steps).
+  std::unique_ptr<std::atomic<int64_t>[]> bucket_ready, bucket_summed;
+  Communicator* world = nullptr;  // across processes; used by replica 0's thread only
+  DeviceBarrier* barrier = nullptr;
+
+  HierarchicalShared(int replicas, std::vector<Bucket> buckets, Communicator* world,
+                     DeviceBarrier* barrier);
+};
+
+// For local replica `rank`: sums its 1/L shard of each complete bucket over the local
+// replicas; replica 0 then all-reduces the bucket across processes (non-blocking, in
+// bucket order); finalize() waits for the last one, and each local replica updates its
+// 1/L of the parameters (threads: the device's threads).
+std::unique_ptr<GradReducer> make_hierarchical_reducer(HierarchicalShared& shared, int rank,
+                                                       int threads, PhaseTimes& times);
+
 }  // namespace tandem::detail

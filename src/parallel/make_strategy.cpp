@@ -12,7 +12,12 @@ std::unique_ptr<Strategy> make_strategy(ModelState& model, const StrategyOptions
   if (o.kind != "mirrored" && o.kind != "host") {
     throw ConfigError("unknown strategy '" + o.kind + "' (known: mirrored, host)");
   }
-  if (o.devices == 1 && o.kind == "mirrored" && !o.deterministic) {
+  const bool processes = o.world != nullptr && o.world->size() > 1;
+  if (processes && o.kind == "host") {
+    throw ConfigError("the host strategy runs in one process; with " +
+                      std::to_string(o.world->size()) + " MPI ranks use mirrored");
+  }
+  if (o.devices == 1 && o.kind == "mirrored" && !o.deterministic && !processes) {
     return make_single_device_strategy(
         model, o.threads_per_device > 0 ? o.threads_per_device : num_threads(), o.make_backend);
   }

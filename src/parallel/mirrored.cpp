@@ -36,13 +36,24 @@ class Mirrored final : public Strategy {
   Mirrored(ModelState& model, const StrategyOptions& o)
       : model_(model), options_(o), group_(plan_devices(o.devices, o.threads_per_device)) {
     const int n = group_.size();
-    if (o.deterministic && (o.deterministic_shards % n != 0)) {
-      throw ConfigError("deterministic mode: devices (" + std::to_string(n) +
+    const bool processes = o.world != nullptr && o.world->size() > 1;
+    world_ = processes ? o.world : nullptr;
+    world_devices_ = n * (processes ? o.world->size() : 1);
+    first_device_ = processes ? o.world->rank() * n : 0;
+    if (o.deterministic && (o.deterministic_shards % world_devices_ != 0)) {
+      throw ConfigError("deterministic mode: devices (" + std::to_string(world_devices_) +
+                        (processes ? " over all ranks" : "") +
                         ") must divide the micro-shards per batch (" +
                         std::to_string(o.deterministic_shards) + "), e.g. 1, 2 or 4");
     }
     if (o.reducer != "sharded" && o.reducer != "allreduce") {
       throw ConfigError("unknown reducer '" + o.reducer + "' (known: sharded, allreduce)");
+    }
+    if (processes && (o.reducer != "sharded" || !o.shared_parameters)) {
+      throw ConfigError(
+          "with several MPI ranks gradients are reduced hierarchically (local devices share "
+          "one parameter buffer; one all-reduce per bucket crosses processes): the reducer "
+          "and shared_parameters options apply to one process only");
     }
     const bool allreduce = o.reducer == "allreduce";
     // The all-reduce reducer has every replica update its own copy.
@@ -58,7 +69,20 @@ class Mirrored final : public Strategy {
     buckets_ =
         make_buckets(*model.graph, o.bucket_bytes, std::min(o.first_bucket_bytes, o.bucket_bytes));
     kernel_ = c.kernel.get();
-    if (allreduce) {
+    if (processes) {
+      world_comm_ = o.world->gradient_communicator(o.gradient_comm);
+      hierarchy_ =
+          std::make_unique<HierarchicalShared>(n, buckets_, world_comm_.get(), &group_.barrier());
+      hierarchy_->params = model.params.data();
+      hierarchy_->param_count = model.graph->param_buffer_size();
+      hierarchy_->kernel = kernel_;
+      for (auto& slot : model.optimizer_state) hierarchy_->state.push_back(slot.data());
+      for (int r = 0; r < n; ++r) {
+        hierarchy_->grads[r] = replicas_[r]->grads();
+        reducers_.push_back(make_hierarchical_reducer(
+            *hierarchy_, r, group_.plan().threads_per_device, replicas_[r]->times()));
+      }
+    } else if (allreduce) {
       // Every replica updates its own copy: each needs its own optimizer accumulators
       // (replica 0 keeps the model's, the others start from a copy of them).
       comm_group_ = std::make_shared<SharedMemoryGroup>(n, &group_.barrier());
@@ -99,12 +123,12 @@ class Mirrored final : public Strategy {
 
   void prepare(int64_t max_batch) override {
     const int n = group_.size();
-    const int shards = options_.deterministic ? options_.deterministic_shards : n;
+    const int shards = options_.deterministic ? options_.deterministic_shards : world_devices_;
     const int64_t per_part = (max_batch + shards - 1) / shards;
     steps_ = 0;
     for (auto& r : replicas_) r->reserve(per_part);
     if (options_.deterministic) {
-      const int local = shards / n;
+      const int local = shards / world_devices_;
       shard_grads_.resize(n);
       for (auto& buffers : shard_grads_) {
         buffers.resize(local);
@@ -125,14 +149,19 @@ class Mirrored final : public Strategy {
       shared_->iteration = model_.iterations;
       shared_->learning_rate = model_.learning_rate;
     }
+    if (hierarchy_) {
+      hierarchy_->iteration = model_.iterations;
+      hierarchy_->learning_rate = model_.learning_rate;
+    }
     const float scale = 1.f / static_cast<float>(total);
-    const int n = group_.size();
     auto task = [&](int r) {
       Replica& replica = *replicas_[r];
       GradReducer& reducer = *reducers_[r];
       reducer.begin_step();
       if (!options_.deterministic) {
-        const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
+        const int d = first_device_ + r;  // this device among all ranks' devices
+        const int64_t b = split_begin(total, world_devices_, d),
+                      e = split_begin(total, world_devices_, d + 1);
         stats_[r] = replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, step_seed, b,
                                               &reducer, reducer.weight_grad_sink());
       } else {
@@ -154,11 +183,17 @@ class Mirrored final : public Strategy {
     ++steps_;
     BatchStats total_stats;
     for (const auto& s : stats_) total_stats += s;
-    return total_stats;
+    return world_ ? sum_over_ranks(total_stats) : total_stats;
   }
 
+  // Several ranks: each evaluates its share of the rows; the sums are added up.
   BatchStats test_step(const Samples& x, const Samples& y, std::span<const int64_t> rows) override {
-    return split_inference(group_, replicas_, x, &y, rows, nullptr, stats_);
+    if (!world_) return split_inference(group_, replicas_, x, &y, rows, nullptr, stats_);
+    const auto total = static_cast<int64_t>(rows.size());
+    const int p = world_->size(), me = world_->rank();
+    const int64_t b = split_begin(total, p, me), e = split_begin(total, p, me + 1);
+    return sum_over_ranks(
+        split_inference(group_, replicas_, x, &y, rows.subspan(b, e - b), nullptr, stats_));
   }
 
   void predict_step(const Samples& x, std::span<const int64_t> rows, float* out) override {
@@ -183,16 +218,22 @@ class Mirrored final : public Strategy {
   }
 
  private:
+  BatchStats sum_over_ranks(const BatchStats& mine) {
+    double sums[3] = {mine.loss_sum, mine.correct_sum, static_cast<double>(mine.samples)};
+    world_->sum(sums, 3);
+    return {.loss_sum = sums[0], .correct_sum = sums[1], .samples = static_cast<int64_t>(sums[2])};
+  }
+
   // Micro-shards [r*k, (r+1)*k) of the global batch, each computed alone, summed locally in
   // the same tree the single-device run uses; the reducer continues the tree across devices.
   BatchStats deterministic_gradients(int r, const Samples& x, const Samples& y,
                                      std::span<const int64_t> rows, float scale, uint64_t seed) {
     const auto total = static_cast<int64_t>(rows.size());
-    const int shards = options_.deterministic_shards, local = shards / group_.size();
+    const int shards = options_.deterministic_shards, local = shards / world_devices_;
     Replica& replica = *replicas_[r];
     BatchStats sum;
     for (int j = 0; j < local; ++j) {
-      const int shard = r * local + j;
+      const int shard = (first_device_ + r) * local + j;
       const int64_t b = split_begin(total, shards, shard),
                     e = split_begin(total, shards, shard + 1);
       sum += replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, seed, b, nullptr);
@@ -215,6 +256,11 @@ class Mirrored final : public Strategy {
   std::vector<std::unique_ptr<SharedMemoryCommunicator>> comms_;
   std::vector<std::vector<AlignedBuffer>> private_state_;
   std::vector<std::vector<float*>> state_ptrs_;
+  World* world_ = nullptr;  // several processes
+  int world_devices_ = 1;   // devices over all ranks
+  int first_device_ = 0;    // this rank's first device among them
+  std::unique_ptr<Communicator> world_comm_;
+  std::unique_ptr<HierarchicalShared> hierarchy_;
   std::vector<std::unique_ptr<GradReducer>> reducers_;
   std::vector<BatchStats> stats_;
   int64_t steps_ = 0;

@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "model/model_state.h"
+#include "parallel/world.h"
 #include "profile/phase_timer.h"
 #include "tandem/samples.h"
 
@@ -73,6 +74,11 @@ struct StrategyOptions {
   // when a layer is not a Dense used once, and in deterministic mode).
   bool shard_weight_gradients = true;
   BackendFactory make_backend = &make_cpu_backend;
+  // Several processes (MPI ranks): each runs `devices` local devices, the global batch is
+  // split over all ranks x devices, and gradients are reduced hierarchically (shared memory
+  // locally, one all-reduce per bucket across processes). Null or size 1: this process.
+  World* world = nullptr;
+  GradientCommOptions gradient_comm;
 };
 
 // Several devices (threads pinned to core groups) in this process.

@@ -1,0 +1,393 @@
+// tandem::mpi and the World on MPI. All collectives are non-blocking MPI calls polled to
+// completion against a deadline, so a dead or hung rank gives a CommError naming this rank
+// and host within the timeout instead of a hang. Gradient buckets use MPI_Iallreduce (or,
+// deterministic, MPI_Iallgather and a fixed pairwise tree; or bfloat16 with a float32 sum).
+#include <mpi.h>
+
+#include <bit>
+#include <climits>
+#include <cstdio>
+#include <thread>
+
+#include "parallel/shared_memory_communicator.h"
+#include "parallel/world.h"
+#include "profile/phase_timer.h"
+#include "tandem/error.h"
+#include "tandem/mpi.h"
+
+namespace tandem {
+namespace detail {
+namespace {
+
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING] = {};
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+int as_mpi_count(int64_t count, const char* what) {
+  if (count < 0 || count > INT_MAX) {
+    throw ConfigError(std::string(what) + ": " + std::to_string(count) +
+                      " elements exceed what one MPI call moves (2^31 - 1)");
+  }
+  return static_cast<int>(count);
+}
+
+// bfloat16: the high half of a float32, rounded to nearest even (NaN stays NaN).
+uint16_t to_bf16(float f) {
+  const auto u = std::bit_cast<uint32_t>(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+float from_bf16(uint16_t h) {
+  return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
+}
+
+// MPI_Op: inout += in, summed in float32, stored as bfloat16.
+void bf16_sum(void* in, void* inout, int* length, MPI_Datatype*) {
+  const auto* a = static_cast<const uint16_t*>(in);
+  auto* b = static_cast<uint16_t*>(inout);
+  for (int i = 0; i < *length; ++i) b[i] = to_bf16(from_bf16(a[i]) + from_bf16(b[i]));
+}
+
+// One MPI communicator (a duplicate of the job's) and how this rank waits on it.
+class Endpoint {
+ public:
+  Endpoint(MPI_Comm parent, std::string who) : who_(std::move(who)) {
+    check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &size_);
+  }
+  ~Endpoint() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&comm_);
+  }
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  MPI_Comm comm() const { return comm_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const std::string& who() const { return who_; }
+
+  void check(int code, const char* call) const {
+    if (code != MPI_SUCCESS) {
+      throw BackendError(who_ + ": " + call + " failed: " + mpi_error_string(code));
+    }
+  }
+  bool test(MPI_Request& request) const {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    return done != 0;
+  }
+  // Polls until the request completes; CommError once the timeout passes.
+  void wait(MPI_Request& request, const std::string& what) const {
+    const double limit = world_timeout_seconds();
+    const auto start = Clock::now();
+    for (int64_t spins = 0;; ++spins) {
+      if (test(request)) return;
+      if ((spins & 1023) == 1023 && seconds_since(start) > limit) {
+        throw CommError(who_ + ": no answer from the other ranks for " + fmt_seconds(limit) +
+                        " during " + what +
+                        "; a rank has died, hangs, or runs different code (the timeout is "
+                        "--comm-timeout / tandem::mpi::set_timeout)");
+      }
+      if (spins > 256) std::this_thread::yield();
+    }
+  }
+
+ private:
+  static std::string fmt_seconds(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", s);
+    return text;
+  }
+
+  std::string who_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator(MPI_Comm parent, const std::string& who, const GradientCommOptions& o)
+      : endpoint_(parent, who), options_(o) {
+    if (o.bf16) {
+      endpoint_.check(MPI_Op_create(&bf16_sum, 1, &bf16_op_), "MPI_Op_create");
+    }
+  }
+  ~MpiCommunicator() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized && bf16_op_ != MPI_OP_NULL) MPI_Op_free(&bf16_op_);
+  }
+
+  int rank() const override { return endpoint_.rank(); }
+  int size() const override { return endpoint_.size(); }
+
+  Request allreduce_async(float* data, int64_t count) override {
+    const Request id = next_++;
+    Op& op = ops_[id % kSlots];
+    if (op.pending) {
+      throw Error(endpoint_.who() + ": more than " + std::to_string(kSlots) +
+                  " all-reduces in flight");
+    }
+    op.pending = true;
+    op.data = data;
+    op.count = count;
+    const int n = as_mpi_count(count, "all-reduce");
+    const MPI_Comm comm = endpoint_.comm();
+    if (options_.deterministic) {
+      op.gathered = take(gathered_pool_, static_cast<size_t>(count) * size());
+      endpoint_.check(
+          MPI_Iallgather(data, n, MPI_FLOAT, op.gathered.data(), n, MPI_FLOAT, comm, &op.request),
+          "MPI_Iallgather");
+    } else if (options_.bf16) {
+      op.packed = take(packed_pool_, static_cast<size_t>(count));
+      for (int64_t i = 0; i < count; ++i) op.packed[i] = to_bf16(data[i]);
+      endpoint_.check(MPI_Iallreduce(MPI_IN_PLACE, op.packed.data(), n, MPI_UINT16_T, bf16_op_,
+                                     comm, &op.request),
+                      "MPI_Iallreduce");
+    } else {
+      endpoint_.check(MPI_Iallreduce(MPI_IN_PLACE, data, n, MPI_FLOAT, MPI_SUM, comm, &op.request),
+                      "MPI_Iallreduce");
+    }
+    return id;
+  }
+
+  bool test(Request id) override {
+    Op& op = ops_[id % kSlots];
+    if (!op.pending) return true;
+    if (!endpoint_.test(op.request)) return false;
+    complete(op);
+    return true;
+  }
+
+  void wait(Request id) override {
+    Op& op = ops_[id % kSlots];
+    if (!op.pending) return;
+    endpoint_.wait(op.request,
+                   "the all-reduce of a gradient bucket (" + std::to_string(op.count) + " floats)");
+    complete(op);
+  }
+
+  void broadcast(float* data, int64_t count, int root) override {
+    MPI_Request request;
+    endpoint_.check(MPI_Ibcast(data, as_mpi_count(count, "broadcast"), MPI_FLOAT, root,
+                               endpoint_.comm(), &request),
+                    "MPI_Ibcast");
+    endpoint_.wait(request, "a broadcast from rank " + std::to_string(root));
+  }
+
+  void barrier() override {
+    MPI_Request request;
+    endpoint_.check(MPI_Ibarrier(endpoint_.comm(), &request), "MPI_Ibarrier");
+    endpoint_.wait(request, "a barrier");
+  }
+
+  std::string describe() const override { return endpoint_.who(); }
+
+ private:
+  struct Op {
+    bool pending = false;
+    float* data = nullptr;
+    int64_t count = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<uint16_t> packed;  // bf16: the bucket as sent and summed
+    std::vector<float> gathered;   // deterministic: every rank's bucket, rank after rank
+  };
+
+  void complete(Op& op) {
+    if (options_.deterministic) {
+      sources_.resize(size());
+      for (int r = 0; r < size(); ++r) sources_[r] = op.gathered.data() + r * op.count;
+      tree_sum(sources_, op.data, 0, op.count);
+      gathered_pool_.push_back(std::move(op.gathered));
+    } else if (options_.bf16) {
+      for (int64_t i = 0; i < op.count; ++i) op.data[i] = from_bf16(op.packed[i]);
+      packed_pool_.push_back(std::move(op.packed));
+    }
+    op.pending = false;
+  }
+
+  // Staging buffers are pooled: as many as operations in flight, each reused for a bucket
+  // of its size, so a steady training loop allocates nothing.
+  template <class T>
+  static std::vector<T> take(std::vector<std::vector<T>>& pool, size_t size) {
+    auto best = pool.end();
+    for (auto it = pool.begin(); it != pool.end(); ++it) {
+      if (it->capacity() >= size && (best == pool.end() || it->capacity() < best->capacity())) {
+        best = it;
+      }
+    }
+    if (best == pool.end() && !pool.empty()) best = pool.begin();
+    std::vector<T> buffer;
+    if (best != pool.end()) {
+      buffer = std::move(*best);
+      pool.erase(best);
+    }
+    buffer.resize(size);
+    return buffer;
+  }
+
+  static constexpr int kSlots = 256;
+  Endpoint endpoint_;
+  GradientCommOptions options_;
+  MPI_Op bf16_op_ = MPI_OP_NULL;
+  std::vector<Op> ops_ = std::vector<Op>(kSlots);
+  std::vector<std::vector<uint16_t>> packed_pool_;
+  std::vector<std::vector<float>> gathered_pool_;
+  std::vector<float*> sources_;
+  Request next_ = 0;
+};
+
+std::string processor_name() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  return std::string(name, static_cast<size_t>(length));
+}
+
+std::string who_in_world(const std::string& host) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return "rank " + std::to_string(rank) + " of " + std::to_string(size) + " on " + host;
+}
+
+class MpiWorld final : public World {
+ public:
+  MpiWorld() : host_(processor_name()), endpoint_(MPI_COMM_WORLD, who_in_world(host_)) {}
+
+  int rank() const override { return endpoint_.rank(); }
+  int size() const override { return endpoint_.size(); }
+  const std::string& host() const override { return host_; }
+
+  std::unique_ptr<Communicator> gradient_communicator(const GradientCommOptions& o) override {
+    return std::make_unique<MpiCommunicator>(endpoint_.comm(), endpoint_.who(), o);
+  }
+
+  void sum(double* data, int count) override {
+    MPI_Request request;
+    endpoint_.check(
+        MPI_Iallreduce(MPI_IN_PLACE, data, count, MPI_DOUBLE, MPI_SUM, endpoint_.comm(), &request),
+        "MPI_Iallreduce");
+    endpoint_.wait(request, "a sum over ranks");
+  }
+
+  void broadcast(std::string& bytes, int root) override {
+    uint64_t length = bytes.size();
+    MPI_Request request;
+    const std::string what = "a broadcast from rank " + std::to_string(root);
+    endpoint_.check(MPI_Ibcast(&length, 1, MPI_UINT64_T, root, endpoint_.comm(), &request),
+                    "MPI_Ibcast");
+    endpoint_.wait(request, what);
+    bytes.resize(length);
+    constexpr uint64_t kChunk = 1 << 30;
+    for (uint64_t at = 0; at < length; at += kChunk) {
+      const int n = static_cast<int>(std::min(kChunk, length - at));
+      endpoint_.check(MPI_Ibcast(bytes.data() + at, n, MPI_BYTE, root, endpoint_.comm(), &request),
+                      "MPI_Ibcast");
+      endpoint_.wait(request, what);
+    }
+  }
+
+  std::vector<uint64_t> allgather(const std::vector<uint64_t>& mine) override {
+    std::vector<uint64_t> all(mine.size() * size());
+    const int n = static_cast<int>(mine.size());
+    MPI_Request request;
+    endpoint_.check(MPI_Iallgather(mine.data(), n, MPI_UINT64_T, all.data(), n, MPI_UINT64_T,
+                                   endpoint_.comm(), &request),
+                    "MPI_Iallgather");
+    endpoint_.wait(request, "the start-up check of every rank's configuration");
+    return all;
+  }
+
+  void barrier() override {
+    MPI_Request request;
+    endpoint_.check(MPI_Ibarrier(endpoint_.comm(), &request), "MPI_Ibarrier");
+    endpoint_.wait(request, "a barrier");
+  }
+
+ private:
+  std::string host_;
+  Endpoint endpoint_;
+};
+
+std::unique_ptr<MpiWorld> g_world;
+bool g_we_initialized = false;
+
+}  // namespace
+
+World* current_world() {
+  return g_world.get();
+}
+
+}  // namespace detail
+
+namespace mpi {
+
+bool available() {
+  return true;
+}
+
+void init(int& argc, char**& argv) {
+  if (detail::g_world) return;
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already) {
+    int provided = 0;
+    const int code = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
+    if (code != MPI_SUCCESS) {
+      throw BackendError("MPI_Init_thread failed: " + detail::mpi_error_string(code));
+    }
+    detail::g_we_initialized = true;
+    if (provided < MPI_THREAD_SERIALIZED) {
+      throw BackendError("this MPI library gives thread level " + std::to_string(provided) +
+                         "; tandem needs MPI_THREAD_SERIALIZED (device threads call MPI)");
+    }
+  }
+  detail::g_world = std::make_unique<detail::MpiWorld>();
+}
+
+bool initialized() {
+  return detail::g_world != nullptr;
+}
+
+void finalize() {
+  detail::g_world.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (detail::g_we_initialized && !finalized) MPI_Finalize();
+  detail::g_we_initialized = false;
+}
+
+int rank() {
+  return detail::g_world ? detail::g_world->rank() : 0;
+}
+int size() {
+  return detail::g_world ? detail::g_world->size() : 1;
+}
+
+std::string host() {
+  if (detail::g_world) return detail::g_world->host();
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  return initialized ? detail::processor_name() : "localhost";
+}
+
+void abort(int code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
+}  // namespace mpi
+}  // namespace tandem

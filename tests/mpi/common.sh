@@ -1,0 +1,52 @@
+# Shared by the multi-process tests: usage `script.sh TANDEM WEIGHTS_DIFF MPIEXEC`.
+# Exit 77 marks a test skipped (ctest SKIP_RETURN_CODE).
+set -euo pipefail
+TANDEM=$1
+WEIGHTS_DIFF=$2
+MPIRUN=("$3" --allow-run-as-root --oversubscribe)
+DATA=/usr/share/datasets/fashion-mnist
+if [ ! -f "$DATA/train-images-idx3-ubyte.gz" ]; then
+  echo "SKIPPED: needs $DATA (apt-get install dataset-fashion-mnist)"
+  exit 77
+fi
+WORK=$(mktemp -d /tmp/tandem_mpi_test.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# expect_in FILE TEXT: FILE contains TEXT.
+expect_in() {
+  grep -qF -- "$2" "$1" || { echo "--- $1:"; cat "$1"; fail "expected '$2' in $1"; }
+}
+
+# wait_for_file GLOB SECONDS: until a file matching GLOB exists.
+wait_for_file() {
+  local deadline=$((SECONDS + $2))
+  until compgen -G "$1" > /dev/null; do
+    [ $SECONDS -lt $deadline ] || fail "no $1 after $2 s"
+    sleep 0.05
+  done
+}
+
+# rank_pids MPIRUN_PID: the pids of the job's tandem processes (mpirun's children).
+rank_pids() {
+  pgrep -P "$1" -x tandem || true
+}
+
+# wait_with_limit PID SECONDS: waits for PID; its exit status; 124 when it outlived SECONDS.
+wait_with_limit() {
+  local deadline=$((SECONDS + $2))
+  while kill -0 "$1" 2> /dev/null; do
+    if [ $SECONDS -ge $deadline ]; then
+      kill -9 "$1" 2> /dev/null || true
+      return 124
+    fi
+    sleep 0.1
+  done
+  local status=0
+  wait "$1" || status=$?
+  return $status
+}
