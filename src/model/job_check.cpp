@@ -1,5 +1,8 @@
 #include "model/job_check.h"
 
+#include <algorithm>
+#include <cstring>
+
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -10,6 +13,24 @@ uint64_t hash_text(const std::string& text) {
   return h;
 }
 
+namespace {
+
+// Every rank's host name (up to 64 bytes each), rank after rank.
+std::vector<std::string> gather_hosts(World& world) {
+  constexpr size_t kWords = 8;
+  std::vector<uint64_t> mine(kWords, 0);
+  std::memcpy(mine.data(), world.host().data(), std::min(world.host().size(), kWords * 8 - 1));
+  const auto all = world.allgather(mine);
+  std::vector<std::string> hosts;
+  for (int r = 0; r < world.size(); ++r) {
+    const char* name = reinterpret_cast<const char*>(all.data() + r * kWords);
+    hosts.emplace_back(name, strnlen(name, kWords * 8));
+  }
+  return hosts;
+}
+
+}  // namespace
+
 void check_same_job(World& world, const std::vector<JobField>& fields) {
   std::vector<uint64_t> mine;
   mine.reserve(fields.size() + 1);
@@ -17,18 +38,20 @@ void check_same_job(World& world, const std::vector<JobField>& fields) {
   for (const auto& f : fields) mine.push_back(f.value);
   const std::vector<uint64_t> all = world.allgather(mine);
   const size_t width = mine.size();
+  const std::vector<std::string> hosts = gather_hosts(world);
   std::string problems;
   for (int r = 1; r < world.size(); ++r) {
     const uint64_t* theirs = all.data() + r * width;
     if (theirs[0] != all[0]) {
-      problems += "\n  rank " + std::to_string(r) + " runs another version of tandem";
+      problems +=
+          "\n  rank " + std::to_string(r) + " on " + hosts[r] + " runs another version of tandem";
       continue;
     }
     for (size_t i = 0; i < fields.size(); ++i) {
       const uint64_t a = all[1 + i], b = theirs[1 + i];
       if (a == b) continue;
       problems +=
-          "\n  rank " + std::to_string(r) + ": " + fields[i].name +
+          "\n  rank " + std::to_string(r) + " on " + hosts[r] + ": " + fields[i].name +
           (fields[i].hashed ? " differs from rank 0's"
                             : " is " + std::to_string(b) + ", rank 0's is " + std::to_string(a));
     }
@@ -36,8 +59,8 @@ void check_same_job(World& world, const std::vector<JobField>& fields) {
   if (!problems.empty()) {
     throw ConfigError(
         "the ranks of this job do not run the same training (every rank needs the "
-        "same model, data and options):" +
-        problems);
+        "same model, data and options; rank 0 is on " +
+        hosts[0] + "):" + problems);
   }
 }
 

@@ -10,7 +10,7 @@ job=$!
 wait_for_file "$WORK/ckpt/ckpt-*.tandem" 120
 victims=($(rank_pids $job))
 [ ${#victims[@]} -eq 2 ] || fail "expected 2 rank processes, found '${victims[*]:-}'"
-trap 'kill -9 ${victims[*]} 2> /dev/null; rm -rf "$WORK"' EXIT
+trap 'kill -9 ${victims[*]} 2> /dev/null || true; rm -rf "$WORK"' EXIT
 kill -STOP "${victims[1]}"
 start=$SECONDS
 status=0

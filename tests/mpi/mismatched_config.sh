@@ -9,14 +9,14 @@ status=0
   -np 1 "$TANDEM" "${common[@]}" --limit-train 512 --batch-size 64 > "$WORK/out" 2> "$WORK/err" || status=$?
 [ "$status" -ne 0 ] || fail "mismatched batch sizes were accepted"
 expect_in "$WORK/err" "do not run the same training"
-expect_in "$WORK/err" "rank 1: batch size is 64, rank 0's is 128"
+expect_in "$WORK/err" "rank 1 on $(hostname): batch size is 64, rank 0's is 128"
 expect_in "$WORK/err" "of 2 on $(hostname)"
 
 status=0
 "${MPIRUN[@]}" -np 1 "$TANDEM" "${common[@]}" --limit-train 512 : \
   -np 1 "$TANDEM" "${common[@]}" --limit-train 500 > "$WORK/out" 2> "$WORK/err" || status=$?
 [ "$status" -ne 0 ] || fail "different data was accepted"
-expect_in "$WORK/err" "rank 1: training samples is"
+expect_in "$WORK/err" "rank 1 on $(hostname): training samples is"
 expect_in "$WORK/err" "training data (x) differs from rank 0's"
 
 # A rank that fails before training (a bad flag) ends the job at once, not after a timeout.

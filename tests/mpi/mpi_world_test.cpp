@@ -145,7 +145,7 @@ TEST(MpiWorld, JobCheckNamesTheRankAndField) {
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
     const std::string message = e.what();
-    EXPECT_NE(message.find("rank " + std::to_string(world().size() - 1) +
+    EXPECT_NE(message.find("rank " + std::to_string(world().size() - 1) + " on " + world().host() +
                            ": batch size is 64, "
                            "rank 0's is 128"),
               std::string::npos)
