@@ -8,5 +8,6 @@
 #include "tandem/error.h"
 #include "tandem/layers.h"
 #include "tandem/model.h"
+#include "tandem/mpi.h"
 #include "tandem/optimizers.h"
 #include "tandem/samples.h"
