@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <numeric>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "tandem/tandem.h"
@@ -22,6 +25,21 @@ inline Model seed_model(uint64_t seed = 1) {
   return Model(in, Dense(kSeedWidths.back(), "softmax")(h));
 }
 
+// A synthetic global batch for the seed model: uniform pixels, one-hot labels, rows 0..n-1.
+struct SeedBatch {
+  Tensor x, y;
+  std::vector<int64_t> rows;
+};
+inline SeedBatch seed_batch(int64_t batch) {
+  std::mt19937 gen(1);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  SeedBatch b{Tensor({batch, 784}), Tensor({batch, 10}), std::vector<int64_t>(batch)};
+  for (auto& v : b.x.values()) v = u(gen);
+  for (int64_t i = 0; i < batch; ++i) b.y[i * 10 + i % 10] = 1.f;
+  std::iota(b.rows.begin(), b.rows.end(), 0);
+  return b;
+}
+
 // FLOPs of one training step: forward 2*B*in*out per layer; backward 2*B*in*out for the
 // weight gradient and, except for the first layer (no input gradient), the same again.
 inline double seed_step_flops(int64_t batch) {
@@ -31,6 +49,17 @@ inline double seed_step_flops(int64_t batch) {
     flops += layer * (i == 0 ? 2 : 3);
   }
   return flops;
+}
+
+// "128,512" -> {128, 512}.
+inline std::vector<int64_t> parse_list(const std::string& s) {
+  std::vector<int64_t> out;
+  for (size_t at = 0; at < s.size();) {
+    const size_t comma = s.find(',', at);
+    out.push_back(std::stoll(s.substr(at, comma - at)));
+    at = comma == std::string::npos ? s.size() : comma + 1;
+  }
+  return out;
 }
 
 inline double median(std::vector<double> v) {

@@ -31,16 +31,6 @@ namespace td = tandem::detail;
 
 namespace {
 
-std::vector<int64_t> parse_list(const std::string& s) {
-  std::vector<int64_t> out;
-  for (size_t at = 0; at < s.size();) {
-    const size_t comma = s.find(',', at);
-    out.push_back(std::stoll(s.substr(at, comma - at)));
-    at = comma == std::string::npos ? s.size() : comma + 1;
-  }
-  return out;
-}
-
 struct Config {
   std::string name;
   bool alone;  // rank 0 only
@@ -89,7 +79,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--batches")
-      batches = parse_list(v);
+      batches = tb::parse_list(v);
     else if (k == "--repeats")
       repeats = std::stoi(v);
     else if (k == "--steps")
@@ -111,13 +101,9 @@ int main(int argc, char** argv) {
                         {"steps", steps},
                         {"results", nlohmann::json::array()}};
   for (const int64_t batch : batches) {
-    std::mt19937 gen(1);
-    std::uniform_real_distribution<float> u(0.f, 1.f);
-    tandem::Tensor x({batch, 784}), y({batch, 10});
-    for (auto& v : x.values()) v = u(gen);
-    for (int64_t i = 0; i < batch; ++i) y[i * 10 + i % 10] = 1.f;
-    std::vector<int64_t> rows(batch);
-    std::iota(rows.begin(), rows.end(), 0);
+    const tb::SeedBatch data = tb::seed_batch(batch);
+    const tandem::Tensor &x = data.x, &y = data.y;
+    const std::vector<int64_t>& rows = data.rows;
     const std::string n = std::to_string(ranks);
     std::vector<std::unique_ptr<Config>> configs;
     configs.push_back(std::make_unique<Config>("1 rank", true, false, batch));

@@ -50,3 +50,18 @@ wait_with_limit() {
   wait "$1" || status=$?
   return $status
 }
+
+# signal_one_rank JOB SIGNAL: sends SIGNAL (KILL, STOP) to the second rank of the job whose
+# mpirun is JOB and waits at most 60 s for the job to end, which it must, non-zero. Sets
+# VICTIMS (the ranks' pids) and STATUS (mpirun's exit status).
+signal_one_rank() {
+  VICTIMS=($(rank_pids "$1"))
+  [ ${#VICTIMS[@]} -eq 2 ] || fail "expected 2 rank processes, found '${VICTIMS[*]:-}'"
+  kill "-$2" "${VICTIMS[1]}"
+  local start=$SECONDS
+  STATUS=0
+  wait_with_limit "$1" 60 || STATUS=$?
+  [ $STATUS -ne 124 ] || fail "the job still ran 60 s after SIG$2 to a rank"
+  [ $STATUS -ne 0 ] || fail "the job exited 0 after SIG$2 to a rank (did it finish first?)"
+  echo "job ended $((SECONDS - start)) s after SIG$2 to a rank, exit status $STATUS"
+}
