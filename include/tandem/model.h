@@ -63,6 +63,10 @@ struct FitOptions {
   // Continue from the newest intact checkpoint in checkpoint_dir (a corrupt or truncated
   // one is reported and skipped); none there: start from the beginning.
   bool resume = false;
+  // Write a timeline of the fit (Chrome trace events: per-layer forward and backward, each
+  // bucket's all-reduce, optimizer, data, idle; a lane per device, a process per rank) to
+  // this path; open it in https://ui.perfetto.dev or chrome://tracing. Rank 0 writes it.
+  std::string trace_path;
 };
 
 struct EvaluateOptions {

@@ -38,6 +38,7 @@ struct TrainOptions {
   int verbose = 1;
   std::string save_path;          // empty: do not save
   std::string metrics_json_path;  // empty: no report
+  std::string trace_path;         // --profile: a Chrome trace of the fit
   std::optional<int64_t> limit_train, limit_test;
 };
 

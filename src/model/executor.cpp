@@ -64,7 +64,7 @@ const float* Executor::forward(const float* x, int64_t batch, const float* param
   input_ = x;
   const int n = static_cast<int>(graph_.nodes().size());
   for (int i = 1; i < n; ++i) {
-    ScopedTimer timer(times_.layer_forward[i]);
+    ScopedTimer timer(times_.layer_forward[i], graph_.nodes()[i].layer->name.c_str(), "forward");
     graph_.nodes()[i].layer->forward(forward_args(i, params));
   }
   return n == 1 ? input_ : activations_[n - 1].data();
@@ -95,7 +95,7 @@ void Executor::backward(const float* params, float* grads, bool grad_is_preactiv
     const bool accumulate_params = layer_uses_left_[node.layer_index] < layer.uses;
     ForwardArgs fwd = forward_args(i, params);
     {
-      ScopedTimer timer(times_.layer_backward[i]);
+      ScopedTimer timer(times_.layer_backward[i], node.layer->name.c_str(), "backward");
       node.layer->backward(BackwardArgs{fwd, grads_[i].data(), grad_is_preactivation && i == n - 1,
                                         grad_targets_[i], grads + layer.param_offset,
                                         accumulate_params, weight_grads, layer.param_offset});

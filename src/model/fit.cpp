@@ -1,15 +1,20 @@
 // Model::fit: epochs of shuffled batches through a Strategy, with Keras's logs, progress,
 // validation and callbacks; across MPI ranks when tandem::mpi::init ran; with checkpoints
 // and resume.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <numeric>
 
+#include "core/atomic_file.h"
 #include "model/checkpoint.h"
 #include "model/data_checks.h"
 #include "model/evaluation.h"
 #include "model/job_check.h"
 #include "model/progress.h"
 #include "parallel/strategy.h"
+#include "profile/trace.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
 #include "tandem/model.h"
@@ -48,6 +53,33 @@ void check_fit_options(const FitOptions& o) {
   if ((o.checkpoint_every > 0 || o.resume) && o.checkpoint_dir.empty()) {
     throw ConfigError("fit: checkpoints and resume need checkpoint_dir");
   }
+}
+
+// Fails before training when the trace could not be written afterwards.
+void check_trace_path(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "a");
+  if (f == nullptr)
+    throw IoError(path, "cannot write the trace: " + std::string(std::strerror(errno)));
+  std::fclose(f);
+}
+
+// Every rank's events to rank 0, which writes the file.
+void write_trace(const detail::Tracer& tracer, detail::World* world, bool writer,
+                 const std::string& path) {
+  const int rank = world ? world->rank() : 0;
+  const std::string name = world ? world->describe() : "tandem";
+  std::vector<std::string> arrays;
+  std::string mine = tracer.events_json(rank, name);
+  if (world) {
+    for (int r = 0; r < world->size(); ++r) {
+      std::string bytes = r == rank ? mine : std::string();
+      world->broadcast(bytes, r);
+      arrays.push_back(std::move(bytes));
+    }
+  } else {
+    arrays.push_back(std::move(mine));
+  }
+  if (writer) write_file_atomically(path, detail::trace_file_json(arrays));
 }
 
 // What every rank of a job must agree on.
@@ -172,8 +204,15 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   so.shared_parameters = o.shared_parameters;
   so.world = world;
   so.gradient_comm = {.bf16 = o.grad_compression == "bf16", .deterministic = o.deterministic};
+  std::optional<detail::Tracer> tracer;
+  if (!o.trace_path.empty()) {
+    if (writer) check_trace_path(o.trace_path);
+    tracer.emplace();
+    detail::Tracer::name_thread("main");
+  }
   auto strategy = detail::make_strategy(s, so);
   strategy->prepare(o.batch_size);
+  if (tracer) tracer->set_origin(Clock::now());
   const uint64_t seed = progress.seed;
   const int64_t count = x.count();
   const int64_t steps_per_epoch = (count + o.batch_size - 1) / o.batch_size;
@@ -188,6 +227,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   for (const auto& cb : o.callbacks) cb->on_train_begin({});
 
   History history = progress.history;
+  double validation_seconds = 0;
   const detail::FitProgress start = progress;
   std::vector<int64_t> rows(count);
   const bool terminal = detail::stdout_is_terminal();
@@ -211,10 +251,12 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
     for (int64_t step = resumed ? start.step : 0; step < steps_per_epoch; ++step) {
       const int64_t begin = step * o.batch_size;
       const int64_t n = std::min(o.batch_size, count - begin);
+      const auto step_start = Clock::now();
       const auto batch =
           strategy->train_step(x, y, {rows.data() + begin, static_cast<size_t>(n)},
                                Rng::derive(seed, kDropoutStream + progress.global_step));
       ++progress.global_step;
+      if (tracer) detail::Tracer::record("train step", "step", step_start);
       total += batch;
       logs["loss"] = total.loss_sum / total.samples;
       if (compiled.accuracy) logs["accuracy"] = total.correct_sum / total.samples;
@@ -231,6 +273,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
       if (stop_training) break;
     }
     if (validation) {
+      ScopedTimer validation_timer(validation_seconds, "validation", "step");
       const Logs val = detail::evaluate_batches(*strategy, compiled, validation->first,
                                                 validation->second, o.batch_size);
       for (const auto& [k, v] : val) logs["val_" + k] = v;
@@ -250,6 +293,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   }
   for (const auto& cb : o.callbacks) cb->on_train_end({});
 
+  if (tracer) write_trace(*tracer, world, writer, o.trace_path);
   s.run_times.fit_seconds = seconds_since(fit_start);
   const PhaseTimes times = strategy->times();
   s.run_times.train_steps = times.steps;

@@ -6,6 +6,7 @@
 
 #include <iostream>
 
+#include "profile/trace.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -75,6 +76,7 @@ DeviceGroup::~DeviceGroup() {
 }
 
 void DeviceGroup::worker_loop(int device) {
+  Tracer::name_thread("device " + std::to_string(device));
   if (!plan_.cores.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);

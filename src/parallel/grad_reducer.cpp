@@ -27,7 +27,7 @@ class AllreduceReducer final : public GradReducer {
   }
 
   void grads_ready(int64_t offset, int64_t) override {
-    ScopedTimer t(times_[Phase::allreduce]);
+    ScopedTimer t(times_, Phase::allreduce);
     const int b = index_.find(offset);
     --layers_left_[b];
     // Post in bucket order (every rank must issue collectives in the same order).
@@ -40,7 +40,7 @@ class AllreduceReducer final : public GradReducer {
   }
 
   void finalize() override {
-    ScopedTimer t(times_[Phase::allreduce]);
+    ScopedTimer t(times_, Phase::allreduce);
     for (size_t b = next_to_post_; b < buckets_.size(); ++b) {
       requests_[b] = comm_.allreduce_async(grads_ + buckets_[b].offset, buckets_[b].count);
     }
@@ -95,6 +95,8 @@ void finish_step(ShardedUpdateShared& s, PhaseTimes& times, ProcessReady&& proce
   }
   s.barrier->wait();
   times[Phase::idle] += seconds_since(start) - (times.total() - booked_before);
+  // On the timeline: the whole end of step; the work inside it shows as nested events.
+  if (detail::tracing()) detail::trace_scope("finish step (wait for replicas)", "idle", start);
 }
 
 class ShardedUpdateReducer final : public GradReducer {
@@ -146,17 +148,17 @@ class ShardedUpdateReducer final : public GradReducer {
       const int64_t len = std::min(end, at + kUpdateChunk) - at;
       // The summed gradient lives only in this L2-sized chunk: no pass writes it to memory.
       {
-        ScopedTimer t(times_[Phase::allreduce]);
+        ScopedTimer t(times_, Phase::allreduce);
         for (int r = 0; r < n; ++r) sources_[r] = s_.grads[r] + at;
         tree_sum(sources_, sum_.data(), 0, len);
       }
       {
-        ScopedTimer t(times_[Phase::optimizer]);
+        ScopedTimer t(times_, Phase::optimizer);
         for (size_t k = 0; k < s_.state.size(); ++k) state[k] = s_.state[k] + at;
         s_.kernel->update(params + at, sum_.data(), state, 0, len, s_.iteration, s_.learning_rate,
                           1);
       }
-      ScopedTimer t(times_[Phase::allreduce]);
+      ScopedTimer t(times_, Phase::allreduce);
       for (int r = 0; r < n; ++r) {
         if (s_.params[r] != params) std::copy(params + at, params + at + len, s_.params[r] + at);
       }
@@ -224,7 +226,7 @@ class WeightGradShardReducer final : public GradReducer, public WeightGradSink {
     float* kernel_grad = grads + layer.offset;  // (in, units)
     float* bias_grad = kernel_grad + layer.in * layer.units;
     {
-      ScopedTimer t(times_[Phase::backward]);
+      ScopedTimer t(times_, Phase::backward);
       bool first = true;
       for (int q = 0; q < n; ++q) {
         if (layer.rows[q] == 0) continue;
@@ -246,7 +248,7 @@ class WeightGradShardReducer final : public GradReducer, public WeightGradSink {
         first = false;
       }
     }
-    ScopedTimer t(times_[Phase::optimizer]);
+    ScopedTimer t(times_, Phase::optimizer);
     const int threads = backend_.threads();
     if (i0 < i1) {
       s_.kernel->update(s_.params[rank_], grads, s_.state.data(), layer.offset + i0 * layer.units,

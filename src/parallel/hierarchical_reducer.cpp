@@ -56,20 +56,21 @@ class HierarchicalReducer final : public GradReducer {
       if (spins > 64) std::this_thread::yield();
     }
     if (rank_ == 0) {
-      ScopedTimer t(times_[Phase::allreduce]);
+      ScopedTimer t(times_, Phase::allreduce);
       for (size_t b = 0; b < s_.buckets.size(); ++b) s_.world->wait(requests_[b]);
     }
     s_.barrier->wait();  // replica 0's buffer now holds the global sum
     times_[Phase::idle] += seconds_since(start) - (times_.total() - booked_before);
+    if (tracing()) trace_scope("finish step (wait for all-reduce)", "idle", start);
     {
-      ScopedTimer t(times_[Phase::optimizer]);
+      ScopedTimer t(times_, Phase::optimizer);
       const auto [begin, end] = aligned_part(s_.param_count, s_.replicas, rank_);
       if (begin < end) {
         s_.kernel->update(s_.params, s_.grads[0], s_.state.data(), begin, end, s_.iteration,
                           s_.learning_rate, threads_);
       }
     }
-    ScopedTimer t(times_[Phase::idle]);
+    ScopedTimer t(times_, Phase::idle);
     s_.barrier->wait();  // every shard updated before anyone's next forward
   }
 
@@ -89,7 +90,7 @@ class HierarchicalReducer final : public GradReducer {
         continue;
       }
       if (s_.replicas > 1) {
-        ScopedTimer t(times_[Phase::allreduce]);
+        ScopedTimer t(times_, Phase::allreduce);
         const Bucket& k = s_.buckets[b];
         const auto [begin, end] = aligned_part(k.count, s_.replicas, rank_);
         for (int r = 0; r < s_.replicas; ++r) sources_[r] = s_.grads[r] + k.offset;
@@ -99,7 +100,7 @@ class HierarchicalReducer final : public GradReducer {
       summed_[b] = true;
     }
     if (rank_ != 0) return all;
-    ScopedTimer t(times_[Phase::allreduce]);
+    ScopedTimer t(times_, Phase::allreduce);
     while (next_to_post_ < s_.buckets.size() &&
            s_.bucket_summed[next_to_post_].load(std::memory_order_acquire) >= needed) {
       const Bucket& k = s_.buckets[next_to_post_];

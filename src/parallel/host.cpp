@@ -62,20 +62,20 @@ class Host final : public Strategy {
     group_.run([&](int r) {
       Replica& replica = *replicas_[r];
       {
-        ScopedTimer t(replica.times()[Phase::allreduce]);
+        ScopedTimer t(replica.times(), Phase::allreduce);
         std::copy(model_.params.data(), model_.params.data() + params, replica.params());
       }
       const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
       if (b == e) return;
       const float* out = replica.forward_train(x, rows.subspan(b, e - b), step_seed, b);
-      ScopedTimer t(replica.times()[Phase::allreduce]);
+      ScopedTimer t(replica.times(), Phase::allreduce);
       std::copy(out, out + (e - b) * out_size, host_out_.data() + b * out_size);
     });
     // 2. Loss and its gradient on the host.
     BatchStats stats;
     bool fused;
     {
-      ScopedTimer t(host_times_[Phase::loss]);
+      ScopedTimer t(host_times_, Phase::loss);
       y.gather(rows.data(), total, host_y_.data());
       fused = c.loss.fuses_with(g.output().layer->output_activation());
       stats.samples = total;
@@ -96,7 +96,7 @@ class Host final : public Strategy {
         return;
       }
       {
-        ScopedTimer t(replica.times()[Phase::allreduce]);
+        ScopedTimer t(replica.times(), Phase::allreduce);
         std::copy(host_out_grad_.data() + b * out_size, host_out_grad_.data() + e * out_size,
                   replica.output_grad());
       }
@@ -105,10 +105,10 @@ class Host final : public Strategy {
     });
     // 4. Gradients devices -> host, summed there; the update on the host.
     {
-      ScopedTimer t(host_times_[Phase::allreduce]);
+      ScopedTimer t(host_times_, Phase::allreduce);
       tree_sum(grad_sources_, host_grads_.data(), 0, params);
     }
-    ScopedTimer t(host_times_[Phase::optimizer]);
+    ScopedTimer t(host_times_, Phase::optimizer);
     ++model_.iterations;
     // The host uses every core the devices have, as TensorFlow's CPU update did.
     c.kernel->update(model_.params.data(), host_grads_.data(), state_ptrs_.data(), 0, params,

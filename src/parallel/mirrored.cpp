@@ -173,7 +173,7 @@ class Mirrored final : public Strategy {
       }
       reducer.finalize();
       if (!reducer.applies_update()) {
-        ScopedTimer t(replica.times()[Phase::optimizer]);
+        ScopedTimer t(replica.times(), Phase::optimizer);
         kernel_->update(replica.params(), replica.grads(), state_ptrs_[r].data(), 0,
                         model_.graph->param_buffer_size(), model_.iterations, model_.learning_rate,
                         group_.plan().threads_per_device);
@@ -240,7 +240,7 @@ class Mirrored final : public Strategy {
       std::copy(replica.grads(), replica.grads() + model_.graph->param_buffer_size(),
                 shard_sources_[r][j]);
     }
-    ScopedTimer t(replica.times()[Phase::allreduce]);
+    ScopedTimer t(replica.times(), Phase::allreduce);
     tree_sum(shard_sources_[r], replica.grads(), 0, model_.graph->param_buffer_size());
     return sum;
   }

@@ -14,6 +14,7 @@
 #include "parallel/shared_memory_communicator.h"
 #include "parallel/world.h"
 #include "profile/phase_timer.h"
+#include "profile/trace.h"
 #include "tandem/error.h"
 #include "tandem/mpi.h"
 
@@ -223,6 +224,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   void work() {
+    Tracer::name_thread("MPI communication");
     for (;;) {
       Op op;
       int64_t id;
@@ -234,7 +236,9 @@ class MpiCommunicator final : public Communicator {
         op = ops_[id % kSlots];
       }
       try {
+        const auto start = Clock::now();
         run(op);
+        Tracer::record("all-reduce bucket", "allreduce", start, op.count * 4);
       } catch (const Error& e) {
         std::lock_guard lock(mutex_);
         failure_ = e.what();

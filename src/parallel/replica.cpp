@@ -29,14 +29,14 @@ void Replica::reserve(int64_t max_rows) {
 }
 
 void Replica::gather(const Samples& x, const Samples* y, std::span<const int64_t> rows) {
-  ScopedTimer t(times_[Phase::data]);
+  ScopedTimer t(times_, Phase::data);
   const auto n = static_cast<int64_t>(rows.size());
   x.gather(rows.data(), n, x_.data());
   if (y) y->gather(rows.data(), n, y_.data());
 }
 
 BatchStats Replica::loss_and_grad(const float* out, int64_t n, float grad_scale) {
-  ScopedTimer t(times_[Phase::loss]);
+  ScopedTimer t(times_, Phase::loss);
   const Compiled& c = model_.require_compiled("training or evaluating");
   const Graph& g = *model_.graph;
   fused_ = c.loss.fuses_with(executor_.output_activation());
@@ -60,12 +60,13 @@ void Replica::backward(GradReadyListener* listener, bool grad_is_preactivation,
   const auto start = Clock::now();
   executor_.backward(params_, grads_.data(), grad_is_preactivation, listener, weight_grads);
   times_[Phase::backward] += seconds_since(start) - (times_.total() - booked_before);
+  if (detail::tracing()) detail::trace_scope("backward", "phase", start);
 }
 
 const float* Replica::forward_train(const Samples& x, std::span<const int64_t> rows, uint64_t seed,
                                     int64_t first_sample) {
   gather(x, nullptr, rows);
-  ScopedTimer t(times_[Phase::forward]);
+  ScopedTimer t(times_, Phase::forward);
   return executor_.forward(x_.data(), static_cast<int64_t>(rows.size()), params_, true, seed,
                            first_sample);
 }
@@ -96,7 +97,7 @@ BatchStats Replica::compute_gradients(const Samples& x, const Samples& y,
   gather(x, &y, rows);
   const float* out;
   {
-    ScopedTimer t(times_[Phase::forward]);
+    ScopedTimer t(times_, Phase::forward);
     out = executor_.forward(x_.data(), n, params_, true, seed, first_sample);
   }
   BatchStats stats = loss_and_grad(out, n, grad_scale);

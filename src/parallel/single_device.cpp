@@ -25,7 +25,7 @@ class SingleDevice final : public Strategy {
     const auto n = static_cast<int64_t>(rows.size());
     BatchStats stats =
         replica_.compute_gradients(x, y, rows, 1.f / static_cast<float>(n), step_seed, 0, nullptr);
-    ScopedTimer t(replica_.times()[Phase::optimizer]);
+    ScopedTimer t(replica_.times(), Phase::optimizer);
     ++model_.iterations;
     c.kernel->update(replica_.params(), replica_.grads(), state_ptrs_.data(), 0,
                      model_.graph->param_buffer_size(), model_.iterations, model_.learning_rate,

@@ -31,16 +31,29 @@ inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// Adds the scope's duration to one slot.
+namespace detail {
+// Records a scope on the timeline when a trace is being taken (profile/trace.cpp).
+void trace_scope(const char* name, const char* category, Clock::time_point start);
+bool tracing();
+}  // namespace detail
+
+// Adds the scope's duration to one slot; with a name, also to the timeline when tracing.
 class ScopedTimer {
  public:
-  explicit ScopedTimer(double& slot) : slot_(slot), start_(Clock::now()) {}
-  ~ScopedTimer() { slot_ += seconds_since(start_); }
+  explicit ScopedTimer(double& slot, const char* name = nullptr, const char* category = "phase")
+      : slot_(slot), name_(name), category_(category), start_(Clock::now()) {}
+  ScopedTimer(PhaseTimes& times, Phase phase) : ScopedTimer(times[phase], phase_name(phase)) {}
+  ~ScopedTimer() {
+    slot_ += seconds_since(start_);
+    if (name_ != nullptr && detail::tracing()) detail::trace_scope(name_, category_, start_);
+  }
   ScopedTimer(const ScopedTimer&) = delete;
   ScopedTimer& operator=(const ScopedTimer&) = delete;
 
  private:
   double& slot_;
+  const char* name_;
+  const char* category_;
   Clock::time_point start_;
 };
 

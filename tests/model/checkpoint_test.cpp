@@ -1,0 +1,189 @@
+// Checkpoints and resume through the API, in one process: an interrupted fit resumed from
+// an epoch or a mid-epoch step checkpoint (with Dropout and shuffling, so the RNG and data
+// order must be restored) ends with the uninterrupted fit's weights and history, bit for
+// bit; corrupt and truncated checkpoints fall back to the previous one; a checkpoint of
+// another model or batch size is refused by name.
+#include "model/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "test_util.h"
+
+namespace tandem {
+namespace {
+
+namespace fs = std::filesystem;
+
+Model model_with_dropout(uint64_t seed) {
+  set_random_seed(seed);
+  Sequential m({6}, {Dense(24, "relu"), Dropout(0.3), Dense(12, "tanh"), Dense(3, "softmax")});
+  m.compile(Adam(0.01), "categorical_crossentropy", {"accuracy"});
+  return m;
+}
+
+void expect_same_weights(const Model& a, const Model& b) {
+  const auto wa = a.get_weights(), wb = b.get_weights();
+  ASSERT_EQ(wa.size(), wb.size());
+  for (size_t k = 0; k < wa.size(); ++k) {
+    EXPECT_EQ(test::max_abs_diff(wa[k], wb[k]), 0.0) << "weight array " << k;
+  }
+}
+
+struct ToyFit {
+  test::Toy toy = test::make_toy(150, 6, 3, 21);
+  FitOptions options{.batch_size = 16, .epochs = 4, .verbose = 0, .seed = 77};
+};
+
+TEST(Checkpoint, ResumeFromAnEpochCheckpointEqualsTheUninterruptedFit) {
+  ToyFit run;
+  test::TempDir dir;
+  Model reference = model_with_dropout(1);
+  const History full = reference.fit(run.toy.x, run.toy.y_onehot, run.options);
+
+  FitOptions first = run.options;
+  first.epochs = 2;
+  first.checkpoint_dir = dir.file("ckpt");
+  first.checkpoint_every = 1;
+  model_with_dropout(1).fit(run.toy.x, run.toy.y_onehot, first);
+  EXPECT_TRUE(fs::exists(dir.file("ckpt/ckpt-000000020.tandem")));  // 10 steps per epoch
+
+  // A new process: a freshly built model (other initial weights) resumes.
+  Model resumed = model_with_dropout(99);
+  FitOptions rest = run.options;
+  rest.checkpoint_dir = dir.file("ckpt");
+  rest.checkpoint_every = 1;
+  rest.resume = true;
+  const History h = resumed.fit(run.toy.x, run.toy.y_onehot, rest);
+  expect_same_weights(reference, resumed);
+  EXPECT_EQ(h.epoch, full.epoch);
+  EXPECT_EQ(h.history.at("loss"), full.history.at("loss"));
+  EXPECT_EQ(resumed.state().iterations, reference.state().iterations);
+}
+
+TEST(Checkpoint, ResumeMidEpochRestoresDataOrderDropoutAndPartialSums) {
+  ToyFit run;
+  test::TempDir dir;
+  Model reference = model_with_dropout(2);
+  const History full = reference.fit(run.toy.x, run.toy.y_onehot, run.options);
+
+  // Checkpoints every 7 steps; keep them all, then resume from the one at step 21 (epoch 3,
+  // step 1 of 10) as if the run had died right after it.
+  FitOptions o = run.options;
+  o.checkpoint_dir = dir.file("ckpt");
+  o.checkpoint_every = 7;
+  o.checkpoint_unit = "step";
+  o.keep_checkpoints = 100;
+  model_with_dropout(2).fit(run.toy.x, run.toy.y_onehot, o);
+  for (const auto& entry : fs::directory_iterator(dir.file("ckpt"))) {
+    if (entry.path().filename() != "ckpt-000000021.tandem") fs::remove(entry.path());
+  }
+  Model resumed = model_with_dropout(3);
+  o.resume = true;
+  const History h = resumed.fit(run.toy.x, run.toy.y_onehot, o);
+  expect_same_weights(reference, resumed);
+  EXPECT_EQ(h.history.at("loss"), full.history.at("loss"));
+  EXPECT_EQ(h.history.at("accuracy"), full.history.at("accuracy"));
+}
+
+TEST(Checkpoint, CorruptAndTruncatedCheckpointsFallBackToTheLastGoodOne) {
+  ToyFit run;
+  test::TempDir dir;
+  Model reference = model_with_dropout(4);
+  reference.fit(run.toy.x, run.toy.y_onehot, run.options);
+
+  FitOptions o = run.options;
+  o.checkpoint_dir = dir.file("ckpt");
+  o.checkpoint_every = 1;
+  model_with_dropout(4).fit(run.toy.x, run.toy.y_onehot, o);
+  detail::CheckpointDir ckpt(dir.file("ckpt"), 3);
+  const auto files = ckpt.list();
+  ASSERT_EQ(files.size(), 3u);  // epochs 2, 3, 4: only the newest 3 are kept
+  fs::resize_file(files[2], fs::file_size(files[2]) - 10);
+  {
+    std::fstream f(files[1], std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(200);
+    f.put('\x55');
+  }
+  std::ostringstream warnings;
+  const auto found = ckpt.newest_intact(warnings);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->path, files[0]);
+  EXPECT_NE(warnings.str().find("skipping checkpoint " + files[2]), std::string::npos);
+  EXPECT_NE(warnings.str().find("falling back to " + files[1]), std::string::npos);
+  EXPECT_NE(warnings.str().find("skipping checkpoint " + files[1]), std::string::npos);
+
+  Model resumed = model_with_dropout(5);
+  o.resume = true;
+  resumed.fit(run.toy.x, run.toy.y_onehot, o);
+  expect_same_weights(reference, resumed);
+}
+
+TEST(Checkpoint, ResumeRefusesAnotherModelOrBatchSize) {
+  ToyFit run;
+  test::TempDir dir;
+  FitOptions o = run.options;
+  o.epochs = 1;
+  o.checkpoint_dir = dir.file("ckpt");
+  o.checkpoint_every = 1;
+  model_with_dropout(6).fit(run.toy.x, run.toy.y_onehot, o);
+  o.resume = true;
+  o.epochs = 2;
+
+  set_random_seed(6);
+  Sequential other({6}, {Dense(8, "relu"), Dense(3, "softmax")});
+  other.compile(Adam(0.01), "categorical_crossentropy");
+  test::expect_error<ConfigError>(
+      [&] { other.fit(run.toy.x, run.toy.y_onehot, o); },
+      {"cannot resume from", "ckpt-000000010.tandem", "architecture differs"});
+  FitOptions bigger = o;
+  bigger.batch_size = 32;
+  test::expect_error<ConfigError>(
+      [&] { model_with_dropout(6).fit(run.toy.x, run.toy.y_onehot, bigger); },
+      {"batch_size differs", "(16 there, 32 here)"});
+}
+
+TEST(Checkpoint, OptionsAreChecked) {
+  ToyFit run;
+  Model m = model_with_dropout(7);
+  FitOptions o = run.options;
+  o.checkpoint_every = 2;
+  test::expect_error<ConfigError>([&] { m.fit(run.toy.x, run.toy.y_onehot, o); },
+                                  {"checkpoint_dir"});
+  o.checkpoint_dir = "/tmp/unused";
+  o.checkpoint_unit = "hour";
+  test::expect_error<ConfigError>([&] { m.fit(run.toy.x, run.toy.y_onehot, o); },
+                                  {"checkpoint_unit", "hour"});
+  o.checkpoint_unit = "epoch";
+  o.grad_compression = "fp8";
+  test::expect_error<ConfigError>([&] { m.fit(run.toy.x, run.toy.y_onehot, o); }, {"fp8"});
+  o.grad_compression = "bf16";
+  o.deterministic = true;
+  test::expect_error<ConfigError>([&] { m.fit(run.toy.x, run.toy.y_onehot, o); },
+                                  {"cannot be deterministic"});
+}
+
+TEST(Checkpoint, DirectoryThatCannotBeCreatedIsAnIoError) {
+  test::TempDir dir;
+  std::ofstream(dir.file("plain_file")) << "x";
+  test::expect_error<IoError>([&] { detail::CheckpointDir(dir.file("plain_file/sub"), 3); },
+                              {"plain_file/sub", "cannot create the checkpoint directory"});
+}
+
+TEST(Samples, FingerprintFollowsValuesShapeAndSlice) {
+  const auto toy = test::make_toy(40, 4, 3, 1);
+  const Samples a(toy.x);
+  EXPECT_EQ(a.fingerprint(), Samples(toy.x).fingerprint());
+  Tensor changed(toy.x.shape());  // a copy with its own storage
+  std::copy(toy.x.values().begin(), toy.x.values().end(), changed.values().begin());
+  changed[17] += 1e-6f;
+  EXPECT_NE(a.fingerprint(), Samples(changed).fingerprint());
+  EXPECT_NE(a.slice(0, 39).fingerprint(), a.fingerprint());
+  EXPECT_EQ(a.slice(5, 20).fingerprint(), a.slice(5, 20).fingerprint());
+  EXPECT_NE(a.slice(5, 20).fingerprint(), a.slice(6, 21).fingerprint());
+}
+
+}  // namespace
+}  // namespace tandem
