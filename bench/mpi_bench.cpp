@@ -1,6 +1,6 @@
 // Multi-process scaling of the seed training step over MPI, run under mpirun:
 //   mpirun -np 2 --bind-to core build/bench/mpi_bench [--batches 128,512] [--repeats 7]
-//          [--steps 4] [--json F]
+//          [--steps 4] [--json F] [--profile this-machine-mpi]
 // For each global batch, one interleaved run (one repetition of each configuration in
 // turn, median of the repetitions):
 //   1 rank         rank 0 trains the whole batch alone on its core (the others wait)
@@ -23,6 +23,7 @@
 #include "model/model_state.h"
 #include "parallel/strategy.h"
 #include "parallel/world.h"
+#include "prediction_check.h"
 #include "tandem/mpi.h"
 #include "tandem/tandem.h"
 
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
   const int ranks = tandem::mpi::size(), me = tandem::mpi::rank();
   std::vector<int64_t> batches = {128, 512};
   int repeats = 7, steps = 4;
-  std::string json_path;
+  std::string json_path, profile;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--batches")
@@ -86,6 +87,8 @@ int main(int argc, char** argv) {
       steps = std::stoi(v);
     else if (k == "--json")
       json_path = v;
+    else if (k == "--profile")
+      profile = v;
     else {
       if (me == 0) std::fprintf(stderr, "mpi_bench: unknown option %s\n", k.c_str());
       return 2;
@@ -100,6 +103,7 @@ int main(int argc, char** argv) {
                         {"repeats", repeats},
                         {"steps", steps},
                         {"results", nlohmann::json::array()}};
+  std::vector<tb::MeasuredSpeedup> measured;
   for (const int64_t batch : batches) {
     const tb::SeedBatch data = tb::seed_batch(batch);
     const tandem::Tensor &x = data.x, &y = data.y;
@@ -165,6 +169,8 @@ int main(int argc, char** argv) {
                                   {"speedup", base / s},
                                   {"seconds", c->seconds},
                                   {"phase_ms", phases}});
+        if (c->name == n + " ranks")
+          measured.push_back({batch, "mirrored", ranks, s * 1e3, base * 1e3});
       }
     }
   }
@@ -192,6 +198,7 @@ int main(int argc, char** argv) {
                                   {"busbw_gb_s", busbw}});
     }
   }
+  if (me == 0 && !profile.empty()) tb::print_prediction_check(profile, measured, out);
   if (me == 0 && !json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
   return 0;
 }

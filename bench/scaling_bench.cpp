@@ -9,6 +9,7 @@
 //   scaling_bench [--batches 128,512] [--devices 2] [--repeats 5] [--steps 4] [--json F]
 //                 [--bucket-mb 4]   (a list adds one mirrored row per bucket size)
 //                 [--deterministic 1] (adds deterministic-mode rows: 1 device, D devices)
+//                 [--profile this-machine-cpu] (the cost model's speedups vs the measured)
 // Prints ms/step, samples/s, speedup vs 1x1, efficiency, and the phases of a step per
 // replica (forward, backward, exposed all-reduce, optimizer, data, idle).
 #include <cmath>
@@ -23,6 +24,7 @@
 #include "bench_util.h"
 #include "model/model_state.h"
 #include "parallel/strategy.h"
+#include "prediction_check.h"
 #include "tandem/tandem.h"
 
 namespace tb = tandem::bench;
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
   std::string json_path;
   std::vector<int64_t> bucket_mb = {4};
   bool deterministic = false;
+  std::string profile;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--batches")
@@ -85,6 +88,8 @@ int main(int argc, char** argv) {
       bucket_mb = tb::parse_list(v);
     else if (k == "--deterministic")
       deterministic = v == "1";
+    else if (k == "--profile")
+      profile = v;
     else {
       std::cerr << "scaling_bench: unknown option " << k << "\n";
       return 2;
@@ -94,6 +99,7 @@ int main(int argc, char** argv) {
                         {"repeats", repeats},
                         {"steps", steps},
                         {"results", nlohmann::json::array()}};
+  std::vector<tb::MeasuredSpeedup> measured;
   for (const int64_t batch : batches) {
     const tb::SeedBatch data = tb::seed_batch(batch);
     const tandem::Tensor &x = data.x, &y = data.y;
@@ -178,7 +184,12 @@ int main(int argc, char** argv) {
                                 {"efficiency", speedup / cores},
                                 {"phase_ms_per_replica", phases},
                                 {"ms_per_step_all", c->seconds}});
+      const std::string d = std::to_string(devices);
+      if (c->name == d + "x1 mirrored" || c->name == d + "x1 host") {
+        measured.push_back({batch, c->strategy, devices, s * 1e3, base * 1e3});
+      }
     }
   }
+  if (!profile.empty()) tb::print_prediction_check(profile, measured, out);
   if (!json_path.empty()) std::ofstream(json_path) << out.dump(2) << "\n";
 }

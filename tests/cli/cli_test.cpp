@@ -345,6 +345,11 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 }
 
 TEST_P(CliBadCommandTest, FailsWithAMessageNamingTheProblem) {
+  // A hardware profile whose device-to-device link has no bandwidth.
+  std::ofstream(dir.file("zero.json"))
+      << R"({"max_devices": 2, "device": {"sustained_flops": 1e12, "memory_bandwidth": 1e11},
+             "host": {"memory_bandwidth": 1e10}, "host_device": {"bandwidth": 1e10},
+             "device_device": {"bandwidth": 0}})";
   const std::string args = replace_all(GetParam().args, "{dir}", dir.path().string());
   const CliResult r = run_cli(args, dir);
   expect_clean_failure(r);
@@ -422,6 +427,27 @@ const BadCommand kBadCommands[] = {
      2},
     {"PredictWithoutOutput", "predict --model m.tdm", {"--output"}},
     {"UnknownSubcommand", "fly", {"fly"}},
+    {"AdviseUnknownHardware",
+     "advise --hardware no-such-gpu",
+     {"tandem: error:", "unknown hardware profile 'no-such-gpu'", "pcie3-4gpu"},
+     2},
+    {"AdviseWithoutHardware", "advise", {"tandem: error:", "--hardware"}, 2},
+    {"AdviseBatchSmallerThanDevices",
+     "advise --hardware pcie3-4gpu --batch-size 2 --devices 1,4",
+     {"tandem: error:", "batch size 2 is smaller than 4 devices"},
+     2},
+    {"AdviseZeroBandwidthProfile",
+     "advise --hardware {dir}/zero.json",
+     {"tandem: error:", "zero.json: device_device", "'bandwidth' must be > 0"},
+     2},
+    {"ResumeWithoutCheckpointDir",
+     std::string("train --layers 8 --resume") + kSmall,
+     {"tandem: error:", "--resume needs --checkpoint-dir"},
+     2},
+    {"CheckpointEveryBadUnit",
+     std::string("train --layers 8 --checkpoint-dir {dir}/c --checkpoint-every 3hours") + kSmall,
+     {"tandem: error:", "unknown unit 'hours'"},
+     2},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cli, CliBadCommandTest, ::testing::ValuesIn(kBadCommands),

@@ -1,0 +1,79 @@
+// The cost model behind `tandem advise` and the report's `predicted` column: the time of a
+// training step of a dense network on N devices of a hardware profile, phase by phase,
+// for `host` (keras multi_gpu_model: weights on the host, copied to every device each
+// step, gradients back, update on the host) and `mirrored` (a replica per device, buckets
+// all-reduced in a ring while backward runs, update on every device).
+//
+// Both are small event simulations over the layers in the order the step runs them: each
+// resource (a device, a link direction, the host) does one thing at a time, and a task
+// starts when its inputs are ready and its resource is free. That is how TensorFlow's
+// dataflow executor overlapped multi_gpu_model's copies with compute, and how DDP and
+// tandem overlap buckets with backward.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "advise/hardware_profile.h"
+
+namespace tandem::detail {
+
+struct DenseLayerCost {
+  int64_t in = 0, out = 0;
+  int64_t params() const { return in * out + out; }
+};
+
+struct ModelCost {
+  std::vector<DenseLayerCost> layers;  // forward order
+  // widths: input, hidden..., output (784, 4096, 2048, 512, 64, 10 for the seed).
+  static ModelCost dense(const std::vector<int64_t>& widths);
+  int64_t params() const;
+  int64_t input_size() const { return layers.empty() ? 0 : layers.front().in; }
+  // FLOPs of one training step on `rows` samples (forward, weight and input gradients).
+  double step_flops(int64_t rows) const;
+};
+
+struct Scenario {
+  ModelCost model;
+  int64_t batch = 128;  // global
+  int devices = 1;
+  std::string strategy = "mirrored";  // mirrored | host
+  int64_t bucket_bytes = 4 << 20;
+  bool bf16 = false;        // gradients cross devices as bfloat16
+  int update_passes = 5;    // floats read + written per parameter by the update (RMSprop 5)
+  int64_t samples = 60000;  // per epoch
+  int epochs = 5;
+};
+
+struct Prediction {
+  int devices = 1;
+  std::string strategy;
+  double step_seconds = 0, epoch_seconds = 0, total_seconds = 0;
+  double speedup = 1;  // vs 1 device of the same profile
+  // Seconds per step on the critical path, by phase: compute, weights_to_devices,
+  // gradients_to_host, host_update, allreduce (exposed), optimizer, input, overhead.
+  std::map<std::string, double> phases;
+  // Busy time per step of each resource, overlapped or not (for explanations).
+  std::map<std::string, double> busy;
+  std::string bottleneck;  // the phase that takes the most of the step
+};
+
+// Solves the device's sustained FLOP/s so that one device trains the calibration run
+// ({"widths", "batch", "samples", "epochs", "seconds"}) in the given seconds.
+void calibrate_device(HardwareProfile& hardware, const nlohmann::json& calibration,
+                      const std::string& where);
+
+// ConfigError for a batch smaller than the devices, devices beyond the profile's maximum,
+// an unknown strategy or an empty model.
+Prediction predict(const HardwareProfile& hardware, const Scenario& scenario);
+// Predictions for every device count (speedups relative to the 1-device prediction).
+std::vector<Prediction> predict_all(const HardwareProfile& hardware, Scenario scenario,
+                                    const std::vector<int>& devices);
+// Plain-words advice: what limits the largest configuration and the smallest change that
+// makes N devices pay (per-device batch, strategy, bucket size, compression, interconnect).
+std::vector<std::string> advise(const HardwareProfile& hardware, const Scenario& scenario,
+                                const std::vector<Prediction>& predictions);
+
+}  // namespace tandem::detail

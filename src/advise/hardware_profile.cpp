@@ -1,0 +1,119 @@
+#include "advise/hardware_profile.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "advise/cost_model.h"
+#include "core/atomic_file.h"
+#include "tandem/error.h"
+
+namespace tandem::detail {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+double positive(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || !j.at(key).is_number()) {
+    throw ConfigError(where + ": missing number '" + key + "'");
+  }
+  const double v = j.at(key).get<double>();
+  if (!(v > 0)) {
+    throw ConfigError(where + ": '" + key + "' must be > 0, got " + j.at(key).dump());
+  }
+  return v;
+}
+
+double non_negative(const json& j, const char* key, const std::string& where, double fallback) {
+  if (!j.contains(key)) return fallback;
+  if (!j.at(key).is_number() || !(j.at(key).get<double>() >= 0)) {
+    throw ConfigError(where + ": '" + key + "' must be a number >= 0, got " + j.at(key).dump());
+  }
+  return j.at(key).get<double>();
+}
+
+const json& object(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || !j.at(key).is_object()) {
+    throw ConfigError(where + ": missing object '" + key + "'");
+  }
+  return j.at(key);
+}
+
+LinkProfile link(const json& j, const std::string& where) {
+  LinkProfile l;
+  l.bandwidth = positive(j, "bandwidth", where);
+  l.latency = non_negative(j, "latency", where, 0);
+  l.devices_per_link = static_cast<int>(non_negative(j, "devices_per_link", where, 1));
+  if (l.devices_per_link < 1) throw ConfigError(where + ": 'devices_per_link' must be >= 1");
+  return l;
+}
+
+}  // namespace
+
+std::string profiles_directory() {
+  if (const char* dir = std::getenv("TANDEM_PROFILES_DIR")) return dir;
+  return TANDEM_DEFAULT_PROFILES_DIR;
+}
+
+std::vector<std::string> known_hardware_profiles() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(profiles_directory(), ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+HardwareProfile parse_hardware_profile(const json& j, const std::string& origin) {
+  HardwareProfile p;
+  p.path = origin;
+  if (!j.is_object()) throw ConfigError(origin + ": a hardware profile is a JSON object");
+  p.name = j.value("name", fs::path(origin).stem().string());
+  p.description = j.value("description", "");
+  p.max_devices = static_cast<int>(positive(j, "max_devices", origin));
+  const std::string d = origin + ": device";
+  const json& dj = object(j, "device", origin);
+  p.device.name = dj.value("name", "device");
+  const bool calibrated = dj.contains("calibration");
+  if (!calibrated) p.device.sustained_flops = positive(dj, "sustained_flops", d);
+  p.device.half_rows = non_negative(dj, "half_rows", d, 0);
+  p.device.memory_bandwidth = positive(dj, "memory_bandwidth", d);
+  p.device.layer_overhead = non_negative(dj, "layer_overhead", d, 0);
+  p.device.step_overhead = non_negative(dj, "step_overhead", d, 0);
+  p.device.comm_uses_compute = dj.value("comm_uses_compute", false);
+  const json& host = object(j, "host", origin);
+  p.host_memory_bandwidth = positive(host, "memory_bandwidth", origin + ": host");
+  p.host_update_bandwidth = host.contains("update_bandwidth")
+                                ? positive(host, "update_bandwidth", origin + ": host")
+                                : p.host_memory_bandwidth;
+  p.host_device = link(object(j, "host_device", origin), origin + ": host_device");
+  p.device_device = link(object(j, "device_device", origin), origin + ": device_device");
+  p.sources = j.value("sources", json::object());
+  if (calibrated) calibrate_device(p, dj.at("calibration"), d + ": calibration");
+  return p;
+}
+
+HardwareProfile load_hardware_profile(const std::string& name) {
+  std::string path = name;
+  if (name.find('/') == std::string::npos && name.find(".json") == std::string::npos) {
+    path = (fs::path(profiles_directory()) / (name + ".json")).string();
+    if (!fs::exists(path)) {
+      std::string known;
+      for (const auto& k : known_hardware_profiles()) known += (known.empty() ? "" : ", ") + k;
+      throw ConfigError("unknown hardware profile '" + name + "' (known: " + known +
+                        "; or give a path to a JSON file)");
+    }
+  }
+  json j;
+  try {
+    j = json::parse(read_whole_file(path));
+  } catch (const json::exception& e) {
+    throw FormatError(path, 0, std::string("not valid JSON: ") + e.what());
+  }
+  return parse_hardware_profile(j, path);
+}
+
+}  // namespace tandem::detail

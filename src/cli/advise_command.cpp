@@ -1,0 +1,179 @@
+#include "cli/advise_command.h"
+
+#include <fmt/core.h>
+
+#include <nlohmann/json.hpp>
+
+#include "advise/cost_model.h"
+#include "cli/atomic_write.h"
+#include "cli/options.h"
+#include "tandem/error.h"
+
+namespace tandem::cli {
+namespace {
+
+using detail::Prediction;
+
+// Update passes (floats read or written per parameter) of each optimizer's rule.
+int update_passes(const std::string& optimizer) {
+  if (optimizer == "sgd") return 3;      // w, g read; w written
+  if (optimizer == "rmsprop") return 5;  // w, g, v read; w, v written
+  if (optimizer == "adam") return 7;     // w, g, m, v read; w, m, v written
+  throw ConfigError("--optimizer '" + optimizer + "': known are sgd, rmsprop, adam");
+}
+
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> out;
+  for (int64_t v : parse_layer_widths(text)) out.push_back(static_cast<int>(v));
+  return out;
+}
+
+const char* kPhases[] = {"compute",
+                         "weights_to_devices",
+                         "gradients_to_host",
+                         "host_update",
+                         "allreduce",
+                         "optimizer",
+                         "input",
+                         "overhead"};
+
+void print_table(const detail::HardwareProfile& hw, const detail::Scenario& s,
+                 const std::vector<Prediction>& rows) {
+  fmt::print("\n{} strategy on {} (batch {} global, {} epochs of {} samples)\n", s.strategy,
+             hw.name, s.batch, s.epochs, s.samples);
+  fmt::print(
+      "{:>7} {:>9} {:>9} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} "
+      "| {}\n",
+      "devices", "ms/step", "epoch s", "total s", "speedup", "compute", "w->dev", "g->host",
+      "host upd", "allreduc", "optim", "input", "ovhd", "bottleneck");
+  for (const auto& p : rows) {
+    fmt::print("{:>7} {:>9.2f} {:>9.2f} {:>9.1f} {:>7.2f}x |", p.devices, p.step_seconds * 1e3,
+               p.epoch_seconds, p.total_seconds, p.speedup);
+    for (const char* phase : kPhases) {
+      const auto it = p.phases.find(phase);
+      const double ms = it == p.phases.end() ? 0 : it->second * 1e3;
+      fmt::print(" {:>{}.2f}", ms,
+                 std::string(phase) == "input" || std::string(phase) == "overhead" ? 6 : 8);
+    }
+    fmt::print(" | {}\n", p.bottleneck);
+  }
+}
+
+nlohmann::json prediction_json(const Prediction& p) {
+  nlohmann::json phases;
+  for (const auto& [k, v] : p.phases) phases[k] = v;
+  nlohmann::json busy;
+  for (const auto& [k, v] : p.busy) busy[k] = v;
+  return {{"devices", p.devices},
+          {"strategy", p.strategy},
+          {"step_seconds", p.step_seconds},
+          {"epoch_seconds", p.epoch_seconds},
+          {"total_seconds", p.total_seconds},
+          {"speedup", p.speedup},
+          {"phases_seconds", phases},
+          {"busy_seconds", busy},
+          {"bottleneck", p.bottleneck}};
+}
+
+}  // namespace
+
+CLI::App* add_advise_command(CLI::App& app, AdviseOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "advise",
+      "Predict a training step on N devices of a hardware profile, phase by phase, and say "
+      "what limits it and what to change");
+  cmd->add_option("--layers", o.layers, "Hidden layer widths, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--input", o.input, "Input width")
+      ->check(positive_integer())
+      ->capture_default_str();
+  cmd->add_option("--classes", o.classes, "Output width")
+      ->check(positive_integer())
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Global batch size")
+      ->check(positive_integer())
+      ->capture_default_str();
+  cmd->add_option("--hardware", o.hardware,
+                  "Hardware profile: a name from profiles/ (--list-hardware) or a JSON file");
+  cmd->add_option("--devices", o.devices, "Device counts to predict, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--strategy", o.strategy,
+                  "host (keras multi_gpu_model), mirrored (replicas + ring all-reduce), or both")
+      ->check(CLI::IsMember({"host", "mirrored", "both"}))
+      ->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "Epochs of the run")
+      ->check(positive_integer())
+      ->capture_default_str();
+  cmd->add_option("--samples", o.samples, "Training samples per epoch")
+      ->check(positive_integer())
+      ->capture_default_str();
+  cmd->add_option("--bucket-mb", o.bucket_mb, "Gradient bucket size (mirrored)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--grad-compression", o.grad_compression, "none or bf16 (mirrored)")
+      ->check(CLI::IsMember({"none", "bf16"}))
+      ->capture_default_str();
+  cmd->add_option("--optimizer", o.optimizer, "sgd, rmsprop or adam (the update's memory passes)")
+      ->capture_default_str();
+  cmd->add_option("--json", o.json_path, "Write the predictions as JSON to PATH")
+      ->type_name("PATH");
+  cmd->add_flag("--list-hardware", o.list, "List the hardware profiles and exit");
+  return cmd;
+}
+
+int run_advise(const AdviseOptions& o) {
+  if (o.list) {
+    for (const auto& name : detail::known_hardware_profiles()) {
+      const auto hw = detail::load_hardware_profile(name);
+      fmt::print("{:<22} {}\n", name, hw.description);
+    }
+    return 0;
+  }
+  if (o.hardware.empty()) {
+    throw ConfigError("advise: --hardware is required (tandem advise --list-hardware)");
+  }
+  const detail::HardwareProfile hw = detail::load_hardware_profile(o.hardware);
+  std::vector<int64_t> widths = {o.input};
+  for (int64_t w : parse_layer_widths(o.layers)) widths.push_back(w);
+  widths.push_back(o.classes);
+  detail::Scenario s;
+  s.model = detail::ModelCost::dense(widths);
+  s.batch = o.batch_size;
+  s.epochs = o.epochs;
+  s.samples = o.samples;
+  s.bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20));
+  s.bf16 = o.grad_compression == "bf16";
+  s.update_passes = update_passes(o.optimizer);
+  const std::vector<int> devices = parse_devices(o.devices);
+  if (!o.json_path.empty()) check_writable(o.json_path);
+
+  fmt::print("model: {} parameters ({:.2f} MB), {:.2f} GFLOP per step at batch {}\n",
+             s.model.params(), 4.0 * s.model.params() / 1e6, s.model.step_flops(s.batch) / 1e9,
+             s.batch);
+  fmt::print("hardware: {}: {}\n  device: {}, {:.2f} TFLOP/s sustained{}\n", hw.name,
+             hw.description, hw.device.name, hw.device.sustained_flops / 1e12,
+             hw.sources.contains("calibration") ? " (calibrated)" : "");
+  nlohmann::json out = {{"hardware", hw.name},
+                        {"model", {{"widths", widths}, {"parameters", s.model.params()}}},
+                        {"batch_size", s.batch},
+                        {"epochs", s.epochs},
+                        {"samples", s.samples},
+                        {"predictions", nlohmann::json::array()},
+                        {"advice", nlohmann::json::object()}};
+  std::vector<std::string> strategies = o.strategy == "both"
+                                            ? std::vector<std::string>{"host", "mirrored"}
+                                            : std::vector<std::string>{o.strategy};
+  for (const auto& strategy : strategies) {
+    s.strategy = strategy;
+    const auto predictions = detail::predict_all(hw, s, devices);
+    print_table(hw, s, predictions);
+    const auto advice = detail::advise(hw, s, predictions);
+    for (const auto& line : advice) fmt::print("  - {}\n", line);
+    for (const auto& p : predictions) out["predictions"].push_back(prediction_json(p));
+    out["advice"][strategy] = advice;
+  }
+  if (!o.json_path.empty()) write_text_atomically(o.json_path, out.dump(2) + "\n");
+  return 0;
+}
+
+}  // namespace tandem::cli

@@ -1,0 +1,30 @@
+// `tandem advise`: the cost model's prediction of a training step on N devices of a
+// hardware profile, phase by phase, for the host (multi_gpu_model) and mirrored
+// strategies, with what limits it and the smallest change that makes N devices pay.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace tandem::cli {
+
+struct AdviseOptions {
+  std::string layers = "4096,2048,512,64";  // hidden widths
+  int64_t input = 784, classes = 10;
+  int64_t batch_size = 128;
+  std::string hardware;  // profile name or JSON path
+  std::string devices = "1,2,4";
+  std::string strategy = "both";  // host | mirrored | both
+  int epochs = 5;
+  int64_t samples = 60000;
+  double bucket_mb = 4;
+  std::string grad_compression = "none";
+  std::string optimizer = "rmsprop";
+  std::string json_path;
+  bool list = false;
+};
+
+CLI::App* add_advise_command(CLI::App& app, AdviseOptions& options);
+int run_advise(const AdviseOptions& options);
+
+}  // namespace tandem::cli
