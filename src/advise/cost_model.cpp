@@ -98,7 +98,7 @@ Prediction mirrored(const HardwareProfile& hw, const Scenario& s) {
   }
   const double end_of_reduction = std::max(t, comm_end);
   p.phases["compute"] = compute;
-  p.phases["allreduce"] = end_of_reduction - (p.phases["input"] + compute);
+  p.phases["allreduce"] = std::max(0.0, end_of_reduction - (p.phases["input"] + compute));
   p.phases["optimizer"] =
       s.update_passes * 4.0 * static_cast<double>(s.model.params()) / d.memory_bandwidth;
   p.phases["overhead"] = d.step_overhead;
@@ -305,10 +305,14 @@ std::vector<std::string> advise(const HardwareProfile& hw, const Scenario& s,
     return advice;
   }
   const double compute_share = top.phases.at("compute") / top.step_seconds;
+  std::string other;
+  for (const auto& [phase, seconds] : top.phases) {
+    if (phase != "compute" && (other.empty() || seconds > top.phases.at(other))) other = phase;
+  }
   advice.push_back(std::to_string(top.devices) + " devices (" + s.strategy +
                    "): " + fmt(top.speedup) + "x one device; the step is " +
-                   fmt(compute_share * 100, 0) + "% compute, the largest other part is " +
-                   top.bottleneck + " (" + fmt(top.phases.at(top.bottleneck) * 1e3) + " ms).");
+                   fmt(compute_share * 100, 0) + "% compute, the largest other part is " + other +
+                   " (" + fmt(top.phases.at(other) * 1e3) + " ms).");
   if (s.strategy == "host") {
     Scenario m = s;
     m.strategy = "mirrored";

@@ -2,11 +2,13 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "advise/cost_model.h"
 #include "cli/atomic_write.h"
 #include "cli/options.h"
+#include "report/svg_chart.h"
 #include "tandem/error.h"
 
 namespace tandem::cli {
@@ -117,6 +119,13 @@ CLI::App* add_advise_command(CLI::App& app, AdviseOptions& o) {
       ->capture_default_str();
   cmd->add_option("--json", o.json_path, "Write the predictions as JSON to PATH")
       ->type_name("PATH");
+  cmd->add_option("--svg", o.svg_path,
+                  "Write the speedup chart (predicted per strategy, ideal, --measured) as SVG")
+      ->type_name("PATH");
+  cmd->add_option("--measured", o.measured,
+                  "A measured speedup to plot beside the predictions, DEVICES=SPEEDUP "
+                  "(repeatable), e.g. 4=0.5 for the seed's 25 s vs 50 s")
+      ->type_name("N=X");
   cmd->add_flag("--list-hardware", o.list, "List the hardware profiles and exit");
   return cmd;
 }
@@ -146,6 +155,23 @@ int run_advise(const AdviseOptions& o) {
   s.update_passes = update_passes(o.optimizer);
   const std::vector<int> devices = parse_devices(o.devices);
   if (!o.json_path.empty()) check_writable(o.json_path);
+  if (!o.svg_path.empty()) check_writable(o.svg_path);
+  detail::Series measured{"measured", "#000000", {}, false, true};
+  for (const auto& m : o.measured) {
+    const auto eq = m.find('=');
+    try {
+      if (eq == std::string::npos) throw std::invalid_argument(m);
+      measured.points.emplace_back(std::stoi(m.substr(0, eq)), std::stod(m.substr(eq + 1)));
+    } catch (const std::exception&) {
+      throw ConfigError("--measured '" + m + "': expected DEVICES=SPEEDUP, e.g. 4=0.5");
+    }
+  }
+  detail::LineChart chart{
+      "Predicted speedup on " + hw.name + " (global batch " + std::to_string(o.batch_size) + ")",
+      "devices",
+      "speedup over 1 device",
+      {},
+      true};
 
   fmt::print("model: {} parameters ({:.2f} MB), {:.2f} GFLOP per step at batch {}\n",
              s.model.params(), 4.0 * s.model.params() / 1e6, s.model.step_flops(s.batch) / 1e9,
@@ -170,9 +196,18 @@ int run_advise(const AdviseOptions& o) {
     const auto advice = detail::advise(hw, s, predictions);
     for (const auto& line : advice) fmt::print("  - {}\n", line);
     for (const auto& p : predictions) out["predictions"].push_back(prediction_json(p));
+    detail::Series series{strategy + " (predicted)", detail::chart_color(chart.series.size()), {}};
+    for (const auto& p : predictions) series.points.emplace_back(p.devices, p.speedup);
+    chart.series.push_back(series);
     out["advice"][strategy] = advice;
   }
   if (!o.json_path.empty()) write_text_atomically(o.json_path, out.dump(2) + "\n");
+  if (!o.svg_path.empty()) {
+    const int most = *std::max_element(devices.begin(), devices.end());
+    chart.series.push_back({"ideal", "#999999", {{1, 1}, {most, most}}, true});
+    if (!measured.points.empty()) chart.series.push_back(measured);
+    write_text_atomically(o.svg_path, detail::svg_line_chart(chart));
+  }
   return 0;
 }
 

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 namespace tandem::cli {
 
@@ -21,6 +22,8 @@ struct AdviseOptions {
   std::string grad_compression = "none";
   std::string optimizer = "rmsprop";
   std::string json_path;
+  std::string svg_path;               // speedup chart
+  std::vector<std::string> measured;  // "4=0.5": a measured speedup to plot beside
   bool list = false;
 };
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "cli/advise_command.h"
+#include "cli/bench_command.h"
 #include "cli/eval_commands.h"
 #include "cli/summary_command.h"
 #include "cli/train_command.h"
@@ -44,11 +45,13 @@ int run(int argc, char** argv) {
   tandem::cli::SavedModelRunOptions evaluate_options, predict_options;
   tandem::cli::SummaryOptions summary_options;
   tandem::cli::AdviseOptions advise_options;
+  tandem::cli::BenchOptions bench_options;
   const CLI::App* train = tandem::cli::add_train_command(app, train_options);
   const CLI::App* evaluate = tandem::cli::add_evaluate_command(app, evaluate_options);
   const CLI::App* predict = tandem::cli::add_predict_command(app, predict_options);
   const CLI::App* summary = tandem::cli::add_summary_command(app, summary_options);
   const CLI::App* advise = tandem::cli::add_advise_command(app, advise_options);
+  const CLI::App* bench = tandem::cli::add_bench_command(app, bench_options);
   // After the subcommands, so that only the top level has it.
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
 
@@ -62,8 +65,9 @@ int run(int argc, char** argv) {
   if (predict->parsed()) return tandem::cli::run_predict(predict_options);
   if (summary->parsed()) return tandem::cli::run_summary(summary_options);
   if (advise->parsed()) return tandem::cli::run_advise(advise_options);
+  if (bench->parsed()) return tandem::cli::run_bench(bench_options);
   std::fputs(app.help().c_str(), stderr);
-  return report("no subcommand given: train, evaluate, predict, summary or advise", kConfig);
+  return report("no subcommand given: train, evaluate, predict, summary, advise or bench", kConfig);
 }
 
 }  // namespace
