@@ -57,6 +57,9 @@ void check(const HardwareProfile& hw, const Scenario& s) {
   }
   if (s.bucket_bytes <= 0) throw ConfigError("advise: bucket size must be > 0");
   if (s.samples <= 0 || s.epochs <= 0) throw ConfigError("advise: samples and epochs must be > 0");
+  if (s.allreduce != "ring" && s.allreduce != "tree") {
+    throw ConfigError("advise: unknown all-reduce '" + s.allreduce + "' (known: ring, tree)");
+  }
 }
 
 // One device, or N replicas with buckets all-reduced in a ring during backward.
@@ -74,7 +77,7 @@ Prediction mirrored(const HardwareProfile& hw, const Scenario& s) {
   t = device.run(t, forward);
   double compute = forward, comm_total = 0;
   const double wire = s.bf16 ? 2.0 : 4.0;
-  double bucket_bytes = 0;
+  double bucket_bytes = 0, deferred = 0;
   double comm_end = t;
   for (size_t i = layers.size(); i-- > 0;) {
     const double b = compute_seconds(d, backward_flops(layers[i], rows, i == 0), rows);
@@ -83,19 +86,28 @@ Prediction mirrored(const HardwareProfile& hw, const Scenario& s) {
     bucket_bytes += 4.0 * static_cast<double>(layers[i].params());
     const bool last = i == 0;
     if (n > 1 && (bucket_bytes >= static_cast<double>(s.bucket_bytes) || last)) {
-      // Ring all-reduce: 2(n-1) steps, each moving 1/n of the bucket over every link.
-      const double c = 2.0 * (n - 1) * hw.device_device.latency +
-                       2.0 * (n - 1) / n * bucket_bytes * wire / 4.0 / hw.device_device.bandwidth;
+      const double bytes_on_wire = bucket_bytes * wire / 4.0;
+      // Ring: 2(n-1) steps, each moving 1/n of the bucket over every link. Tree: the whole
+      // bucket down a binary tree and back up, 2 ceil(log2 n) hops.
+      const double hops = 2.0 * std::ceil(std::log2(static_cast<double>(n)));
+      const double c =
+          s.allreduce == "tree"
+              ? hops * (hw.device_device.latency + bytes_on_wire / hw.device_device.bandwidth)
+              : 2.0 * (n - 1) * hw.device_device.latency +
+                    2.0 * (n - 1) / n * bytes_on_wire / hw.device_device.bandwidth;
       comm_total += c;
       if (d.comm_uses_compute) {
         t = device.run(t, c);  // the cores that compute also move the bytes
         comm_end = t;
       } else {
-        comm_end = ring.run(t, c);
+        // Without overlap a bucket waits for the whole backward (known only at the end:
+        // queued here, started below).
+        comm_end = s.overlap ? ring.run(t, c) : (deferred += c, comm_end);
       }
       bucket_bytes = 0;
     }
   }
+  if (deferred > 0) comm_end = ring.run(t, deferred);
   const double end_of_reduction = std::max(t, comm_end);
   p.phases["compute"] = compute;
   p.phases["allreduce"] = std::max(0.0, end_of_reduction - (p.phases["input"] + compute));

@@ -41,9 +41,11 @@ struct Scenario {
   int devices = 1;
   std::string strategy = "mirrored";  // mirrored | host
   int64_t bucket_bytes = 4 << 20;
-  bool bf16 = false;        // gradients cross devices as bfloat16
-  int update_passes = 5;    // floats read + written per parameter by the update (RMSprop 5)
-  int64_t samples = 60000;  // per epoch
+  bool bf16 = false;               // gradients cross devices as bfloat16
+  std::string allreduce = "ring";  // ring | tree (binary tree reduce, then broadcast)
+  bool overlap = true;             // buckets start during backward (false: after it)
+  int update_passes = 5;           // floats read + written per parameter by the update (RMSprop 5)
+  int64_t samples = 60000;         // per epoch
   int epochs = 5;
 };
 

@@ -24,12 +24,6 @@ int update_passes(const std::string& optimizer) {
   throw ConfigError("--optimizer '" + optimizer + "': known are sgd, rmsprop, adam");
 }
 
-std::vector<int> parse_devices(const std::string& text) {
-  std::vector<int> out;
-  for (int64_t v : parse_layer_widths(text)) out.push_back(static_cast<int>(v));
-  return out;
-}
-
 const char* kPhases[] = {"compute",
                          "weights_to_devices",
                          "gradients_to_host",
@@ -115,6 +109,11 @@ CLI::App* add_advise_command(CLI::App& app, AdviseOptions& o) {
   cmd->add_option("--grad-compression", o.grad_compression, "none or bf16 (mirrored)")
       ->check(CLI::IsMember({"none", "bf16"}))
       ->capture_default_str();
+  cmd->add_option("--allreduce", o.allreduce, "ring or tree (mirrored)")
+      ->check(CLI::IsMember({"ring", "tree"}))
+      ->capture_default_str();
+  cmd->add_flag("--no-overlap", o.no_overlap,
+                "Start the all-reduce after backward instead of bucket by bucket during it");
   cmd->add_option("--optimizer", o.optimizer, "sgd, rmsprop or adam (the update's memory passes)")
       ->capture_default_str();
   cmd->add_option("--json", o.json_path, "Write the predictions as JSON to PATH")
@@ -152,8 +151,10 @@ int run_advise(const AdviseOptions& o) {
   s.samples = o.samples;
   s.bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20));
   s.bf16 = o.grad_compression == "bf16";
+  s.allreduce = o.allreduce;
+  s.overlap = !o.no_overlap;
   s.update_passes = update_passes(o.optimizer);
-  const std::vector<int> devices = parse_devices(o.devices);
+  const std::vector<int> devices = parse_device_counts(o.devices);
   if (!o.json_path.empty()) check_writable(o.json_path);
   if (!o.svg_path.empty()) check_writable(o.svg_path);
   detail::Series measured{"measured", "#000000", {}, false, true};

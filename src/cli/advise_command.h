@@ -20,6 +20,8 @@ struct AdviseOptions {
   int64_t samples = 60000;
   double bucket_mb = 4;
   std::string grad_compression = "none";
+  std::string allreduce = "ring";
+  bool no_overlap = false;
   std::string optimizer = "rmsprop";
   std::string json_path;
   std::string svg_path;               // speedup chart

@@ -34,8 +34,7 @@ double median(std::vector<double> v) {
 }
 
 std::vector<int> parse_devices(const std::string& text) {
-  std::vector<int> out;
-  for (int64_t v : parse_layer_widths(text)) out.push_back(static_cast<int>(v));
+  std::vector<int> out = parse_device_counts(text);
   if (std::find(out.begin(), out.end(), 1) == out.end()) out.insert(out.begin(), 1);
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 #include "tandem/error.h"
 #include "tandem/layers.h"
@@ -101,6 +102,24 @@ std::vector<int64_t> parse_layer_widths(const std::string& text) {
     begin = end + 1;
   }
   return widths;
+}
+
+std::vector<int> parse_device_counts(const std::string& text) {
+  std::vector<int> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string entry = text.substr(at, comma - at);
+    char* end = nullptr;
+    const long v = entry.empty() ? 0 : std::strtol(entry.c_str(), &end, 10);
+    if (entry.empty() || *end != '\0' || v <= 0 || v > 1 << 20) {
+      throw ConfigError("--devices '" + text + "': entry '" + entry +
+                        "' is not a device count > 0 (expected e.g. 1,2,4)");
+    }
+    out.push_back(static_cast<int>(v));
+    at = comma + 1;
+  }
+  return out;
 }
 
 Model build_model(const ModelShapeOptions& options) {

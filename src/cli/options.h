@@ -40,6 +40,8 @@ void add_model_shape_options(CLI::App& command, ModelShapeOptions& options);
 // "4096,2048" -> {4096, 2048}. ConfigError naming the bad entry for an empty list, an
 // empty entry, a non-integer or a width <= 0.
 std::vector<int64_t> parse_layer_widths(const std::string& text);
+// "1,2,4" -> {1, 2, 4} (device counts, each > 0).
+std::vector<int> parse_device_counts(const std::string& text);
 
 // Input(784) -> Dense(w, activation) per hidden width -> Dense(10, softmax), uncompiled.
 Model build_model(const ModelShapeOptions& options);

@@ -138,6 +138,14 @@ class ShardedUpdateReducer final : public GradReducer {
   }
 
   void process_shard(const Bucket& bucket) {
+    const auto start = Clock::now();
+    process_shard_chunks(bucket);
+    if (detail::tracing()) {
+      detail::trace_bucket("bucket shard: sum, update, share", start, bucket.count * 4);
+    }
+  }
+
+  void process_shard_chunks(const Bucket& bucket) {
     const int n = s_.replicas;
     const int64_t per = ((bucket.count + n - 1) / n + 15) / 16 * 16;
     const int64_t begin = bucket.offset + std::min(bucket.count, per * rank_);

@@ -34,6 +34,8 @@ inline double seconds_since(Clock::time_point start) {
 namespace detail {
 // Records a scope on the timeline when a trace is being taken (profile/trace.cpp).
 void trace_scope(const char* name, const char* category, Clock::time_point start);
+// A bucket's reduction, with its size, on the timeline ("allreduce" category).
+void trace_bucket(const char* name, Clock::time_point start, int64_t bytes);
 bool tracing();
 }  // namespace detail
 

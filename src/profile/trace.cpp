@@ -109,6 +109,10 @@ void trace_scope(const char* name, const char* category, Clock::time_point start
   Tracer::record(name, category, start);
 }
 
+void trace_bucket(const char* name, Clock::time_point start, int64_t bytes) {
+  Tracer::record(name, "allreduce", start, bytes);
+}
+
 bool tracing() {
   return g_active.load(std::memory_order_relaxed) != nullptr;
 }

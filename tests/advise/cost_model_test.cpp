@@ -64,6 +64,13 @@ TEST(CostModel, CompressionAndOverlapOnlyHelp) {
   const double four = predict(hw, s).step_seconds;
   s.bf16 = true;
   EXPECT_LT(predict(hw, s).step_seconds, four);
+  s.bf16 = false;
+  s.overlap = false;
+  EXPECT_GT(predict(hw, s).step_seconds, four);
+  s.overlap = true;
+  // A tree moves the whole bucket per hop: slower than a ring for large buckets at n = 4.
+  s.allreduce = "tree";
+  EXPECT_GT(predict(hw, s).step_seconds, four);
   EXPECT_GT(four, 0);
   EXPECT_GT(plain, 0);
 }
