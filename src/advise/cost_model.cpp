@@ -44,10 +44,6 @@ struct Resource {
 void check(const HardwareProfile& hw, const Scenario& s) {
   if (s.model.layers.empty()) throw ConfigError("advise: the model has no layers");
   if (s.devices < 1) throw ConfigError("advise: devices must be >= 1");
-  if (s.devices > hw.max_devices) {
-    throw ConfigError("advise: " + std::to_string(s.devices) + " devices, but hardware profile '" +
-                      hw.name + "' has at most " + std::to_string(hw.max_devices));
-  }
   if (s.batch < s.devices) {
     throw ConfigError("advise: batch size " + std::to_string(s.batch) + " is smaller than " +
                       std::to_string(s.devices) + " devices: some would have no samples");

@@ -67,8 +67,9 @@ struct Prediction {
 void calibrate_device(HardwareProfile& hardware, const nlohmann::json& calibration,
                       const std::string& where);
 
-// ConfigError for a batch smaller than the devices, devices beyond the profile's maximum,
-// an unknown strategy or an empty model.
+// ConfigError for a batch smaller than the devices, an unknown strategy or an empty
+// model. More devices than the profile has are predicted as if the system had that many
+// of the same devices and links (the caller says it extrapolates).
 Prediction predict(const HardwareProfile& hardware, const Scenario& scenario);
 // Predictions for every device count (speedups relative to the 1-device prediction).
 std::vector<Prediction> predict_all(const HardwareProfile& hardware, Scenario scenario,

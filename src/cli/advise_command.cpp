@@ -190,6 +190,15 @@ int run_advise(const AdviseOptions& o) {
   std::vector<std::string> strategies = o.strategy == "both"
                                             ? std::vector<std::string>{"host", "mirrored"}
                                             : std::vector<std::string>{o.strategy};
+  for (int n : devices) {
+    if (n > hw.max_devices) {
+      fmt::print(
+          "note: {} has {} devices; {} devices are extrapolated (the same devices and "
+          "links, more of them)\n",
+          hw.name, hw.max_devices, n);
+      out["extrapolated_devices"].push_back(n);
+    }
+  }
   for (const auto& strategy : strategies) {
     s.strategy = strategy;
     const auto predictions = detail::predict_all(hw, s, devices);

@@ -266,6 +266,31 @@ TEST_F(CliDataTest, PredictWritesJson) {
   EXPECT_EQ(p["predictions"][3].at("probabilities").size(), 10u);
 }
 
+TEST_F(CliTest, AdviseExplainsTheSeedAndWritesJson) {
+  const CliResult r = run_cli(
+      "advise --layers 4096,2048,512,64 --batch-size 128 --hardware "
+      "pcie3-4gpu --devices 1,2,4,8 --json '" +
+          dir.file("advise.json") + "' --svg '" + dir.file("s.svg") + "'",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("host strategy on pcie3-4gpu"));
+  EXPECT_THAT(r.out, HasSubstr("mirrored strategy on pcie3-4gpu"));
+  EXPECT_THAT(r.out, HasSubstr("8 devices are extrapolated"));
+  EXPECT_THAT(r.out, HasSubstr("Per-device batch 16 is too small"));  // 8 devices
+  const auto j = nlohmann::json::parse(read_file(dir.file("advise.json")));
+  ASSERT_EQ(j.at("predictions").size(), 8u);  // 4 device counts x 2 strategies
+  for (const auto& p : j.at("predictions")) {
+    EXPECT_GT(p.at("step_seconds").get<double>(), 0);
+    EXPECT_GT(p.at("epoch_seconds").get<double>(), p.at("step_seconds").get<double>());
+    EXPECT_TRUE(p.at("phases_seconds").contains("compute"));
+  }
+  const auto& host4 = j.at("predictions").at(2);
+  EXPECT_EQ(host4.at("devices"), 4);
+  EXPECT_EQ(host4.at("strategy"), "host");
+  EXPECT_NEAR(host4.at("total_seconds").get<double>(), 50.0, 12.5);  // the seed's 50 s
+  EXPECT_THAT(read_file(dir.file("s.svg")), HasSubstr("<svg"));
+}
+
 TEST_F(CliTest, SummaryOfTheSeedModel) {
   const CliResult r = run_cli("summary --layers 4096,2048,512,64", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
