@@ -34,7 +34,9 @@ std::string host();
 std::string describe();
 
 // How long a collective waits for the other ranks before giving up with a CommError
-// (a rank died or hangs). Default 60 s; the CLI's --comm-timeout.
+// (a rank died or hangs). Default 60 s; the CLI's --comm-timeout. MPI cannot recover from
+// a lost rank: when a gradient all-reduce timed out, the fit's teardown prints the error
+// and ends the job (MPI_Abort, exit code 6) rather than return with MPI half-broken.
 void set_timeout(double seconds);
 double timeout();
 

@@ -238,16 +238,20 @@ double ModelCost::step_flops(int64_t rows) const {
 
 void calibrate_device(HardwareProfile& hw, const nlohmann::json& c, const std::string& where) {
   Scenario s;
+  double seconds = 0;
   try {
     s.model = ModelCost::dense(c.at("widths").get<std::vector<int64_t>>());
     s.batch = c.at("batch").get<int64_t>();
     s.samples = c.at("samples").get<int64_t>();
     s.epochs = c.at("epochs").get<int>();
     s.update_passes = c.value("update_passes", 5);
+    seconds = c.at("seconds").get<double>();
   } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(where + ": calibration needs widths, batch, samples, epochs: " + e.what());
+    throw ConfigError(where +
+                      ": calibration needs numbers widths, batch, samples, epochs, "
+                      "seconds: " +
+                      e.what());
   }
-  const double seconds = c.value("seconds", 0.0);
   if (!(seconds > 0) || s.batch <= 0 || s.samples <= 0 || s.epochs <= 0) {
     throw ConfigError(where + ": calibration seconds, batch, samples and epochs must be > 0");
   }

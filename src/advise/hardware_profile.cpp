@@ -41,12 +41,22 @@ const json& object(const json& j, const char* key, const std::string& where) {
   return j.at(key);
 }
 
+// A count: a whole number in [1, 1e6].
+int count(const json& j, const char* key, const std::string& where, int fallback) {
+  if (!j.contains(key)) return fallback;
+  const json& v = j.at(key);
+  if (!v.is_number() || v.get<double>() < 1 || v.get<double>() > 1e6 ||
+      v.get<double>() != static_cast<double>(static_cast<int>(v.get<double>()))) {
+    throw ConfigError(where + ": '" + key + "' must be a whole number >= 1, got " + v.dump());
+  }
+  return static_cast<int>(v.get<double>());
+}
+
 LinkProfile link(const json& j, const std::string& where) {
   LinkProfile l;
   l.bandwidth = positive(j, "bandwidth", where);
   l.latency = non_negative(j, "latency", where, 0);
-  l.devices_per_link = static_cast<int>(non_negative(j, "devices_per_link", where, 1));
-  if (l.devices_per_link < 1) throw ConfigError(where + ": 'devices_per_link' must be >= 1");
+  l.devices_per_link = count(j, "devices_per_link", where, 1);
   return l;
 }
 
@@ -73,7 +83,8 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   if (!j.is_object()) throw ConfigError(origin + ": a hardware profile is a JSON object");
   p.name = j.value("name", fs::path(origin).stem().string());
   p.description = j.value("description", "");
-  p.max_devices = static_cast<int>(positive(j, "max_devices", origin));
+  if (!j.contains("max_devices")) throw ConfigError(origin + ": missing number 'max_devices'");
+  p.max_devices = count(j, "max_devices", origin, 1);
   const std::string d = origin + ": device";
   const json& dj = object(j, "device", origin);
   p.device.name = dj.value("name", "device");

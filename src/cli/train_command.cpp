@@ -133,7 +133,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->group("Parallel");
   cmd->add_option("--comm-timeout", o.comm_timeout,
                   "Seconds an MPI rank waits for the others before ending the job with an error")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1e-3, 1e6))
       ->capture_default_str()
       ->group("Parallel");
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir,

@@ -37,7 +37,10 @@ int64_t step_of(const fs::path& p) {
     return -1;
   }
   const std::string digits = name.substr(pre, name.size() - pre - suf);
-  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return -1;
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return -1;
+  }
   return std::stoll(digits);
 }
 
@@ -157,16 +160,27 @@ std::vector<std::string> CheckpointDir::list() const {
   return paths;
 }
 
-std::string CheckpointDir::save(const std::string& bytes, int64_t global_step) const {
+std::string CheckpointDir::save(const std::string& bytes, int64_t global_step, bool first_of_run,
+                                bool resumed) const {
   char name[64];
   std::snprintf(name, sizeof name, "%s%09lld%s", kPrefix, static_cast<long long>(global_step),
                 kSuffix);
   const std::string path = (fs::path(dir_) / name).string();
   write_file_atomically(path, bytes);
-  const auto paths = list();
-  for (size_t i = 0; i + keep_ < paths.size(); ++i) {
+  std::vector<std::string> ours;
+  for (const auto& p : list()) {
+    const int64_t step = step_of(fs::path(p));
+    const bool other_timeline = (first_of_run && !resumed && p != path) || step > global_step;
     std::error_code ec;
-    fs::remove(paths[i], ec);  // an old checkpoint left behind is harmless
+    if (other_timeline) {
+      fs::remove(p, ec);  // a file that cannot be removed is harmless: resume never picks it
+    } else {
+      ours.push_back(p);
+    }
+  }
+  for (size_t i = 0; i + keep_ < ours.size(); ++i) {
+    std::error_code ec;
+    fs::remove(ours[i], ec);
   }
   return path;
 }

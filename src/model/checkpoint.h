@@ -43,9 +43,12 @@ void decode_checkpoint(const std::string& bytes, const std::string& path, ModelS
 class CheckpointDir {
  public:
   CheckpointDir(std::string dir, int keep);
-  // Writes dir/ckpt-<global_step>.tandem atomically, then removes all but the newest keep.
-  // Returns the path.
-  std::string save(const std::string& bytes, int64_t global_step) const;
+  // Writes dir/ckpt-<global_step>.tandem atomically, then removes the checkpoints of other
+  // timelines (every other one when `first_of_run` and the run did not resume; those past
+  // global_step when it did: they are the abandoned future of a corrupt checkpoint), and
+  // all but the newest `keep`. Returns the path.
+  std::string save(const std::string& bytes, int64_t global_step, bool first_of_run = false,
+                   bool resumed = false) const;
   struct Found {
     std::string path, bytes;
   };

@@ -89,11 +89,13 @@ std::vector<detail::JobField> job_fields(const detail::ModelState& s, const Samp
                                          const FitOptions& o) {
   using detail::hash_text;
   const Optimizer& opt = s.compiled->optimizer;
-  const std::string optimizer = opt.name + " " + std::to_string(opt.learning_rate) + " " +
-                                std::to_string(opt.momentum) + " " + std::to_string(opt.rho) + " " +
-                                std::to_string(opt.beta_1) + " " + std::to_string(opt.beta_2) +
-                                " " + std::to_string(opt.epsilon) +
-                                (opt.nesterov ? " nesterov" : "");
+  // Every figure exactly (17 significant digits), so an epsilon of 1e-7 and 1e-8 differ.
+  std::string optimizer = opt.name + (opt.nesterov ? " nesterov" : "");
+  for (double v : {opt.learning_rate, opt.momentum, opt.rho, opt.beta_1, opt.beta_2, opt.epsilon}) {
+    char text[32];
+    std::snprintf(text, sizeof text, " %.17g", v);
+    optimizer += text;
+  }
   auto u = [](auto v) { return static_cast<uint64_t>(v); };
   return {
       {"model architecture", hash_text(s.graph->to_json().dump()), true},
@@ -115,6 +117,10 @@ std::vector<detail::JobField> job_fields(const detail::ModelState& s, const Samp
       {"checkpoint every", u(o.checkpoint_every)},
       {"checkpoint unit", hash_text(o.checkpoint_unit), true},
       {"resume", u(o.resume)},
+      {"strategy", hash_text(o.strategy), true},
+      {"reducer", hash_text(o.reducer), true},
+      {"shared parameters", u(o.shared_parameters)},
+      {"timeline tracing", u(!o.trace_path.empty())},
   };
 }
 
@@ -216,10 +222,14 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   const uint64_t seed = progress.seed;
   const int64_t count = x.count();
   const int64_t steps_per_epoch = (count + o.batch_size - 1) / o.batch_size;
+  const bool resumed_from_checkpoint = start_from != "rank 0's start state";
+  bool saved_once = false;
   const auto save_checkpoint = [&] {
     if (checkpoints) {
-      checkpoints->save(detail::encode_checkpoint(s, progress, identity), progress.global_step);
+      checkpoints->save(detail::encode_checkpoint(s, progress, identity), progress.global_step,
+                        !saved_once, resumed_from_checkpoint);
     }
+    saved_once = true;
   };
 
   stop_training = false;
@@ -282,7 +292,8 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
     history.epoch.push_back(epoch);
     for (const auto& [k, v] : logs) history.history[k].push_back(v);
     for (const auto& cb : o.callbacks) cb->on_epoch_end(epoch, logs);
-    if (o.checkpoint_every > 0 && o.checkpoint_unit == "epoch" &&
+    // An epoch cut short by stop_training is not a finished epoch to resume after.
+    if (o.checkpoint_every > 0 && o.checkpoint_unit == "epoch" && !stop_training &&
         (epoch + 1) % o.checkpoint_every == 0) {
       progress.epoch = epoch + 1;
       progress.step = 0;

@@ -32,9 +32,19 @@ std::vector<std::string> gather_hosts(World& world) {
 }  // namespace
 
 void check_same_job(World& world, const std::vector<JobField>& fields) {
+  // First the number of fields (the same tandem build has the same list): an allgather
+  // of different lengths would be erroneous MPI.
+  const std::vector<uint64_t> counts = world.allgather({fields.size()});
+  for (int r = 1; r < world.size(); ++r) {
+    if (counts[r] != counts[0]) {
+      throw ConfigError("rank " + std::to_string(r) + " runs another version of tandem (" +
+                        std::to_string(counts[r]) + " job fields, rank 0 has " +
+                        std::to_string(counts[0]) + ")");
+    }
+  }
   std::vector<uint64_t> mine;
   mine.reserve(fields.size() + 1);
-  mine.push_back(fields.size());  // the field list itself must match (same tandem build)
+  mine.push_back(fields.size());
   for (const auto& f : fields) mine.push_back(f.value);
   const std::vector<uint64_t> all = world.allgather(mine);
   const size_t width = mine.size();

@@ -40,7 +40,12 @@ class Mirrored final : public Strategy {
     world_ = processes ? o.world : nullptr;
     world_devices_ = n * (processes ? o.world->size() : 1);
     first_device_ = processes ? o.world->rank() * n : 0;
-    if (o.deterministic && (o.deterministic_shards % world_devices_ != 0)) {
+    // Nested pairwise trees (shards on a device, devices, ranks) equal the flat tree over all
+    // shards only for powers of two.
+    const auto power_of_two = [](int v) { return v > 0 && (v & (v - 1)) == 0; };
+    if (o.deterministic &&
+        (!power_of_two(o.deterministic_shards) || !power_of_two(world_devices_) ||
+         o.deterministic_shards % world_devices_ != 0)) {
       throw ConfigError("deterministic mode: devices (" + std::to_string(world_devices_) +
                         (processes ? " over all ranks" : "") +
                         ") must divide the micro-shards per batch (" +

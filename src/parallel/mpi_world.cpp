@@ -131,23 +131,32 @@ class MpiCommunicator final : public Communicator {
     worker_ = std::thread([this] { work(); });
   }
   ~MpiCommunicator() override {
+    // Operations still in flight (a step ended by an error elsewhere) finish first: MPI
+    // owns their buffers until then. One still blocked after the timeout means a peer is
+    // gone; MPI cannot recover from that, and tearing down under a thread inside MPI
+    // would break MPI_THREAD_SERIALIZED, so the job ends here.
     {
-      std::lock_guard lock(mutex_);
+      std::unique_lock lock(mutex_);
+      if (!timed_out_.empty() ||
+          !done_cv_.wait_until(lock, deadline(), [&] { return completed_.load() == next_; })) {
+        const std::string why =
+            !timed_out_.empty() ? timed_out_
+                                : endpoint_.who() +
+                                      ": a gradient all-reduce is still blocked in MPI after the "
+                                      "timeout";
+        lock.unlock();
+        std::fprintf(stderr,
+                     "tandem: error: %s; ending the job (MPI cannot recover from a lost rank)\n",
+                     why.c_str());
+        mpi::abort(6);
+      }
       stopping_ = true;
     }
     posted_cv_.notify_all();
-    // A worker stuck in MPI after a timeout (a dead peer) cannot be joined; the job ends
-    // with mpi::abort then.
-    if (completed_.load() == next_) {
-      worker_.join();
-    } else {
-      worker_.detach();
-    }
+    worker_.join();
     int finalized = 0;
     MPI_Finalized(&finalized);
-    if (!finalized && bf16_op_ != MPI_OP_NULL && completed_.load() == next_) {
-      MPI_Op_free(&bf16_op_);
-    }
+    if (!finalized && bf16_op_ != MPI_OP_NULL) MPI_Op_free(&bf16_op_);
   }
 
   int rank() const override { return endpoint_.rank(); }
@@ -155,10 +164,12 @@ class MpiCommunicator final : public Communicator {
 
   Request allreduce_async(float* data, int64_t count) override {
     as_mpi_count(count, "all-reduce");
-    std::lock_guard lock(mutex_);
-    if (next_ - completed_.load() >= kSlots) {
-      throw Error(endpoint_.who() + ": more than " + std::to_string(kSlots) +
-                  " all-reduces in flight");
+    std::unique_lock lock(mutex_);
+    // A full ring waits for the oldest operation, as long as any wait may.
+    if (!done_cv_.wait_until(lock, deadline(),
+                             [&] { return next_ - completed_.load() < kSlots; })) {
+      throw CommError(endpoint_.who() + ": " + std::to_string(kSlots) +
+                      " gradient all-reduces in flight and none finished within the timeout");
     }
     const Request id = next_++;
     ops_[id % kSlots] = {data, count};
@@ -174,17 +185,16 @@ class MpiCommunicator final : public Communicator {
 
   void wait(Request id) override {
     const double limit = world_timeout_seconds();
-    const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                             std::chrono::duration<double>(limit));
     std::unique_lock lock(mutex_);
-    if (!done_cv_.wait_until(lock, deadline, [&] { return completed_.load() > id; })) {
+    if (!done_cv_.wait_until(lock, deadline(), [&] { return completed_.load() > id; })) {
       char seconds[32];
       std::snprintf(seconds, sizeof seconds, "%g s", limit);
-      throw CommError(endpoint_.who() + ": no answer from the other ranks for " + seconds +
-                      " during the all-reduce of a gradient bucket (" +
-                      std::to_string(ops_[id % kSlots].count) +
-                      " floats); a rank has died, hangs, or runs different code (the timeout "
-                      "is --comm-timeout / tandem::mpi::set_timeout)");
+      timed_out_ = endpoint_.who() + ": no answer from the other ranks for " + seconds +
+                   " during the all-reduce of a gradient bucket (" +
+                   std::to_string(ops_[id % kSlots].count) +
+                   " floats); a rank has died, hangs, or runs different code (the timeout is "
+                   "--comm-timeout / tandem::mpi::set_timeout)";
+      throw CommError(timed_out_);
     }
     lock.unlock();
     rethrow_failure();
@@ -214,6 +224,11 @@ class MpiCommunicator final : public Communicator {
     int64_t count = 0;
   };
 
+  static Clock::time_point deadline() {
+    return Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(world_timeout_seconds()));
+  }
+
   void drain() {
     if (next_ > 0) wait(next_ - 1);
   }
@@ -239,9 +254,9 @@ class MpiCommunicator final : public Communicator {
         const auto start = Clock::now();
         run(op);
         Tracer::record("all-reduce bucket", "allreduce", start, op.count * 4);
-      } catch (const Error& e) {
+      } catch (const std::exception& e) {
         std::lock_guard lock(mutex_);
-        failure_ = e.what();
+        failure_ = endpoint_.who() + ": gradient all-reduce failed: " + e.what();
       }
       {
         std::lock_guard lock(mutex_);
@@ -284,6 +299,7 @@ class MpiCommunicator final : public Communicator {
   std::atomic<Request> completed_{0};  // ops done, in order
   bool stopping_ = false;
   std::string failure_;
+  std::string timed_out_;  // the timeout's message, once one happened
   // The worker's staging buffers (grow to the largest bucket once).
   std::vector<uint16_t> packed_;
   std::vector<float> gathered_;
@@ -385,7 +401,15 @@ void init(int& argc, char**& argv) {
   if (detail::g_world) return;
   int already = 0;
   MPI_Initialized(&already);
-  if (!already) {
+  if (already) {
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    if (provided < MPI_THREAD_SERIALIZED) {
+      throw ConfigError("MPI was initialised with thread level " + std::to_string(provided) +
+                        "; tandem needs MPI_THREAD_SERIALIZED (its communication thread calls "
+                        "MPI): use MPI_Init_thread, or let tandem::mpi::init initialise MPI");
+    }
+  } else {
     int provided = 0;
     const int code = MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
     if (code != MPI_SUCCESS) {

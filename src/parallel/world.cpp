@@ -21,8 +21,8 @@ bool launched() {
 }
 
 void set_timeout(double seconds) {
-  if (!(seconds > 0)) {
-    throw ConfigError("MPI timeout must be > 0 seconds, got " + std::to_string(seconds));
+  if (!(seconds > 0) || seconds > 1e6) {
+    throw ConfigError("MPI timeout must be in (0, 1e6] seconds, got " + std::to_string(seconds));
   }
   g_timeout_seconds = seconds;
 }

@@ -62,10 +62,10 @@ void Tracer::name_thread(const std::string& name) {
 
 void Tracer::record(const char* name, const char* category, Clock::time_point start,
                     int64_t bytes) {
-  TraceLane* lane = Tracer::lane();
-  if (lane == nullptr) return;
-  const auto end = Clock::now();
   const Tracer* tracer = active();
+  TraceLane* lane = Tracer::lane();
+  if (lane == nullptr || tracer == nullptr) return;
+  const auto end = Clock::now();
   lane->events.push_back(
       {name, category,
        std::chrono::duration_cast<std::chrono::nanoseconds>(start - tracer->origin_).count(),

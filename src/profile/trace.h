@@ -16,12 +16,14 @@
 namespace tandem::detail {
 
 struct TraceEvent {
-  const char* name;      // static string, or owned by the lane's `names`
+  const char* name;      // a string that outlives the trace: a literal, or a layer's name
   const char* category;  // "phase", "forward", "backward", "allreduce"
   int64_t start_ns, duration_ns;
   int64_t bytes;  // < 0: none
 };
 
+// Written only by its thread while tracing; read when the trace is written, after every
+// recording thread has finished (the fit has returned from its last step).
 struct TraceLane {
   int id = 0;
   std::string name;

@@ -145,6 +145,50 @@ TEST(Checkpoint, ResumeRefusesAnotherModelOrBatchSize) {
       {"batch_size differs", "(16 there, 32 here)"});
 }
 
+TEST(Checkpoint, AFreshRunReplacesAnEarlierRunsCheckpoints) {
+  ToyFit run;
+  test::TempDir dir;
+  FitOptions o = run.options;
+  o.epochs = 2;
+  o.checkpoint_dir = dir.file("ckpt");
+  o.checkpoint_every = 1;
+  model_with_dropout(8).fit(run.toy.x, run.toy.y_onehot, o);
+  // An earlier, longer run left a checkpoint further on: a fresh run must not keep it (a
+  // later --resume would continue that other run).
+  fs::copy_file(dir.file("ckpt/ckpt-000000020.tandem"), dir.file("ckpt/ckpt-000000990.tandem"));
+  model_with_dropout(8).fit(run.toy.x, run.toy.y_onehot, o);
+  const auto files = detail::CheckpointDir(dir.file("ckpt"), 3).list();
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(fs::path(files.back()).filename(), "ckpt-000000020.tandem");
+}
+
+// Sets stop_training after a given batch of a given epoch.
+class StopAt : public Callback {
+ public:
+  StopAt(int epoch, int64_t batch) : epoch_(epoch), batch_(batch) {}
+  void on_epoch_begin(int epoch, const Logs&) override { current_ = epoch; }
+  void on_train_batch_end(int64_t batch, const Logs&) override {
+    if (current_ == epoch_ && batch == batch_) model().stop_training = true;
+  }
+
+ private:
+  int epoch_, current_ = -1;
+  int64_t batch_;
+};
+
+TEST(Checkpoint, AnEpochStoppedEarlyIsNotCheckpointedAsFinished) {
+  ToyFit run;
+  test::TempDir dir;
+  FitOptions o = run.options;
+  o.checkpoint_dir = dir.file("ckpt");
+  o.checkpoint_every = 1;
+  o.callbacks = {std::make_shared<StopAt>(1, 3)};
+  model_with_dropout(9).fit(run.toy.x, run.toy.y_onehot, o);
+  const auto files = detail::CheckpointDir(dir.file("ckpt"), 3).list();
+  ASSERT_EQ(files.size(), 1u);  // epoch 1 only; epoch 2 stopped after 4 of 10 steps
+  EXPECT_EQ(fs::path(files.back()).filename(), "ckpt-000000010.tandem");
+}
+
 TEST(Checkpoint, OptionsAreChecked) {
   ToyFit run;
   Model m = model_with_dropout(7);
