@@ -29,13 +29,7 @@ inline double print_prediction_check(const std::string& profile,
   if (rows.empty()) return 0;
   detail::HardwareProfile hw = detail::load_hardware_profile(profile);
   const MeasuredSpeedup& first = rows.front();
-  detail::calibrate_device(hw,
-                           {{"widths", kSeedWidths},
-                            {"batch", first.batch},
-                            {"samples", first.batch},
-                            {"epochs", 1},
-                            {"seconds", first.one_device_ms / 1e3}},
-                           profile + " (calibrated in this run)");
+  detail::calibrate_to_step(hw, kSeedWidths, first.batch, first.one_device_ms / 1e3);
   std::printf(
       "\ncost model (%s, calibrated with this run's 1-device step at batch %lld: %.2f "
       "TFLOP/s) vs measured\n",

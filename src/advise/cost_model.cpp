@@ -131,14 +131,19 @@ Prediction host(const HardwareProfile& hw, const Scenario& s) {
   // CPU devices copy with their own cores: their copies queue behind their compute.
   Resource& to_device = d.comm_uses_compute ? device : links_to_device;
   Resource& to_host = d.comm_uses_compute ? device : links_to_host;
-  // Each link direction carries its devices' copies one after another.
-  auto over_link = [&](double bytes_per_device) {
-    return share * transfer_seconds(hw.host_device, bytes_per_device);
+  // Each link direction carries its devices' copies one after another; busy time per
+  // direction is kept apart (for CPU devices the resource is the device itself).
+  double in_busy = 0, out_busy = 0;
+  auto over_link = [&](double bytes_per_device, double& busy) {
+    const double seconds = share * transfer_seconds(hw.host_device, bytes_per_device);
+    busy += seconds;
+    return seconds;
   };
-  double ready = to_device.run(0, over_link(4.0 * rows * s.model.input_size()));
+  double ready = to_device.run(0, over_link(4.0 * rows * s.model.input_size(), in_busy));
   std::vector<double> weights_at(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
-    weights_at[i] = to_device.run(0, over_link(4.0 * static_cast<double>(layers[i].params())));
+    weights_at[i] =
+        to_device.run(0, over_link(4.0 * static_cast<double>(layers[i].params()), in_busy));
   }
   double t = ready, compute = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -149,41 +154,30 @@ Prediction host(const HardwareProfile& hw, const Scenario& s) {
   // Outputs to the host, loss there, output gradients back: small, latency-bound.
   t += 2 * hw.host_device.latency;
   double update_end = 0;
-  double sum_busy = 0, update_busy = 0;
   for (size_t i = layers.size(); i-- > 0;) {
     const double b = compute_seconds(d, backward_flops(layers[i], rows, i == 0), rows);
     compute += b;
     t = device.run(t, b);
     const double bytes = 4.0 * static_cast<double>(layers[i].params());
-    const double arrived = to_host.run(t, over_link(bytes));
+    const double arrived = to_host.run(t, over_link(bytes, out_busy));
     // The sum of the n gradients (n reads, 1 write), then the update's passes.
-    const double sum = (n + 1) * bytes / hw.host_memory_bandwidth;
-    const double update = s.update_passes * bytes / hw.host_update_bandwidth;
-    sum_busy += sum;
-    update_busy += update;
-    update_end = cpu.run(arrived, sum + update);
+    update_end = cpu.run(arrived, (n + 1) * bytes / hw.host_memory_bandwidth +
+                                      s.update_passes * bytes / hw.host_update_bandwidth);
   }
   p.phases["compute"] = compute;
   p.phases["overhead"] = d.step_overhead;
   p.busy["device"] = device.busy;
-  // Copy time per direction (on the device's cores for CPU devices, on the links else).
-  double in_busy = 0, out_busy = 0;
-  in_busy += over_link(4.0 * rows * s.model.input_size());
-  for (const auto& l : layers) {
-    in_busy += over_link(4.0 * static_cast<double>(l.params()));
-    out_busy += over_link(4.0 * static_cast<double>(l.params()));
-  }
   p.busy["weights_to_devices"] = in_busy;
   p.busy["gradients_to_host"] = out_busy;
-  p.busy["host_update"] = sum_busy + update_busy;
+  p.busy["host_update"] = cpu.busy;
   // The critical path is compute plus waiting; the waiting is attributed to the copies
   // and the host's sum and update in proportion to how busy each was.
   const double path = update_end;
   const double waiting = std::max(0.0, path - compute);
-  const double others = in_busy + out_busy + sum_busy + update_busy;
+  const double others = in_busy + out_busy + cpu.busy;
   p.phases["weights_to_devices"] = waiting * in_busy / others;
   p.phases["gradients_to_host"] = waiting * out_busy / others;
-  p.phases["host_update"] = waiting * (sum_busy + update_busy) / others;
+  p.phases["host_update"] = waiting * cpu.busy / others;
   p.step_seconds = path + d.step_overhead;
   return p;
 }
@@ -274,6 +268,17 @@ void calibrate_device(HardwareProfile& hw, const nlohmann::json& c, const std::s
                       " s is below the profile's fixed costs per step");
   }
   hw.device.sustained_flops = kReference * gemm / (target - fixed);
+}
+
+void calibrate_to_step(HardwareProfile& hw, const std::vector<int64_t>& widths, int64_t batch,
+                       double step_seconds) {
+  calibrate_device(hw,
+                   {{"widths", widths},
+                    {"batch", batch},
+                    {"samples", batch},
+                    {"epochs", 1},
+                    {"seconds", step_seconds}},
+                   hw.name + " (calibrated with a measured step)");
 }
 
 Prediction predict(const HardwareProfile& hw, const Scenario& s) {

@@ -67,6 +67,11 @@ struct Prediction {
 void calibrate_device(HardwareProfile& hardware, const nlohmann::json& calibration,
                       const std::string& where);
 
+// The same from one measured step of the dense model `widths` at `batch` on one device (the
+// benchmarks recalibrate a profile with their own run this way).
+void calibrate_to_step(HardwareProfile& hardware, const std::vector<int64_t>& widths, int64_t batch,
+                       double step_seconds);
+
 // ConfigError for a batch smaller than the devices, an unknown strategy or an empty
 // model. More devices than the profile has are predicted as if the system had that many
 // of the same devices and links (the caller says it extrapolates).

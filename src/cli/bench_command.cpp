@@ -147,13 +147,7 @@ int run_bench(const BenchOptions& o) {
   scenario.model = detail::ModelCost::dense(widths);
   scenario.batch = o.batch_size;
   if (hw) {
-    detail::calibrate_device(*hw,
-                             {{"widths", widths},
-                              {"batch", o.batch_size},
-                              {"samples", o.batch_size},
-                              {"epochs", 1},
-                              {"seconds", base_ms / 1e3}},
-                             hw->name + " (calibrated with this run's 1-device step)");
+    detail::calibrate_to_step(*hw, widths, o.batch_size, base_ms / 1e3);
     report.hardware = hw->name + " (calibrated with this run's 1-device step)";
   }
   for (auto& c : configs) {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstdlib>
 
 #include "tandem/error.h"
 #include "tandem/layers.h"
@@ -78,46 +77,49 @@ void add_model_shape_options(CLI::App& command, ModelShapeOptions& options) {
       ->group("Model");
 }
 
-std::vector<int64_t> parse_layer_widths(const std::string& text) {
+namespace {
+
+// "a,b,c" of integers > 0 for `option`; messages name the option, the entry and an example.
+std::vector<int64_t> parse_positive_list(const std::string& text, const std::string& option,
+                                         const std::string& example) {
   const std::string hint =
-      " (expected positive integers separated by commas, e.g. " + std::string(kSeedLayers) + ")";
-  if (text.empty()) throw ConfigError("--layers is empty" + hint);
-  std::vector<int64_t> widths;
+      " (expected positive integers separated by commas, e.g. " + example + ")";
+  if (text.empty()) throw ConfigError(option + " is empty" + hint);
+  std::vector<int64_t> values;
   size_t begin = 0;
   while (true) {
     const size_t end = std::min(text.find(',', begin), text.size());
     std::string item = text.substr(begin, end - begin);
     item.erase(0, item.find_first_not_of(" \t"));
     item.erase(item.find_last_not_of(" \t") + 1);
-    const auto width = parse_number<int64_t>(item);
-    if (!width) {
-      throw ConfigError("--layers '" + text + "': entry " + std::to_string(widths.size() + 1) +
+    const auto value = parse_number<int64_t>(item);
+    if (!value) {
+      throw ConfigError(option + " '" + text + "': entry " + std::to_string(values.size() + 1) +
                         " '" + item + "' is not an integer" + hint);
     }
-    if (*width <= 0) {
-      throw ConfigError("--layers '" + text + "': width " + item + " must be > 0" + hint);
+    if (*value <= 0) {
+      throw ConfigError(option + " '" + text + "': entry '" + item + "' must be > 0" + hint);
     }
-    widths.push_back(*width);
+    values.push_back(*value);
     if (end == text.size()) break;
     begin = end + 1;
   }
-  return widths;
+  return values;
+}
+
+}  // namespace
+
+std::vector<int64_t> parse_layer_widths(const std::string& text) {
+  return parse_positive_list(text, "--layers", kSeedLayers);
 }
 
 std::vector<int> parse_device_counts(const std::string& text) {
   std::vector<int> out;
-  size_t at = 0;
-  while (at <= text.size()) {
-    const size_t comma = std::min(text.find(',', at), text.size());
-    const std::string entry = text.substr(at, comma - at);
-    char* end = nullptr;
-    const long v = entry.empty() ? 0 : std::strtol(entry.c_str(), &end, 10);
-    if (entry.empty() || *end != '\0' || v <= 0 || v > 1 << 20) {
-      throw ConfigError("--devices '" + text + "': entry '" + entry +
-                        "' is not a device count > 0 (expected e.g. 1,2,4)");
+  for (const int64_t v : parse_positive_list(text, "--devices", "1,2,4")) {
+    if (v > 1 << 20) {
+      throw ConfigError("--devices '" + text + "': " + std::to_string(v) + " devices is too many");
     }
     out.push_back(static_cast<int>(v));
-    at = comma + 1;
   }
   return out;
 }

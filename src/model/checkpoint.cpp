@@ -46,14 +46,14 @@ int64_t step_of(const fs::path& p) {
 
 }  // namespace
 
-json fit_identity(const ModelState& model, int64_t batch_size, const Samples& x, const Samples& y,
-                  bool shuffle) {
+json fit_identity(const ModelState& model, int64_t batch_size, int64_t samples,
+                  const DataFingerprints& data, bool shuffle) {
   return {{"architecture", model.graph->to_json()},
           {"optimizer", model.compiled ? model.compiled->optimizer.name : ""},
           {"batch_size", batch_size},
-          {"samples", x.count()},
-          {"x_fingerprint", x.fingerprint()},
-          {"y_fingerprint", y.fingerprint()},
+          {"samples", samples},
+          {"x_fingerprint", data.x},
+          {"y_fingerprint", data.y},
           {"shuffle", shuffle}};
 }
 

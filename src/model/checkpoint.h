@@ -29,8 +29,11 @@ struct FitProgress {
 
 // What must not change between a checkpoint and its resume: the architecture, the data,
 // batch size and shuffling (else the continued run is another run).
-nlohmann::json fit_identity(const ModelState& model, int64_t batch_size, const Samples& x,
-                            const Samples& y, bool shuffle);
+struct DataFingerprints {
+  uint64_t x = 0, y = 0;  // Samples::fingerprint() of the training data and targets
+};
+nlohmann::json fit_identity(const ModelState& model, int64_t batch_size, int64_t samples,
+                            const DataFingerprints& data, bool shuffle);
 
 std::string encode_checkpoint(const ModelState& model, const FitProgress& progress,
                               const nlohmann::json& identity);

@@ -67,24 +67,14 @@ void check_trace_path(const std::string& path) {
 void write_trace(const detail::Tracer& tracer, detail::World* world, bool writer,
                  const std::string& path) {
   const int rank = world ? world->rank() : 0;
-  const std::string name = world ? world->describe() : "tandem";
-  std::vector<std::string> arrays;
-  std::string mine = tracer.events_json(rank, name);
-  if (world) {
-    for (int r = 0; r < world->size(); ++r) {
-      std::string bytes = r == rank ? mine : std::string();
-      world->broadcast(bytes, r);
-      arrays.push_back(std::move(bytes));
-    }
-  } else {
-    arrays.push_back(std::move(mine));
-  }
+  const std::string mine = tracer.events_json(rank, world ? world->describe() : "tandem");
+  const std::vector<std::string> arrays = world ? world->gather(mine, 0) : std::vector{mine};
   if (writer) write_file_atomically(path, detail::trace_file_json(arrays));
 }
 
 // What every rank of a job must agree on.
 std::vector<detail::JobField> job_fields(const detail::ModelState& s, const Samples& x,
-                                         const Samples& y,
+                                         const detail::DataFingerprints& data,
                                          const std::optional<std::pair<Samples, Samples>>& val,
                                          const FitOptions& o) {
   using detail::hash_text;
@@ -105,8 +95,8 @@ std::vector<detail::JobField> job_fields(const detail::ModelState& s, const Samp
       {"epochs", u(o.epochs)},
       {"initial epoch", u(o.initial_epoch)},
       {"training samples", u(x.count())},
-      {"training data (x)", x.fingerprint(), true},
-      {"training targets (y)", y.fingerprint(), true},
+      {"training data (x)", data.x, true},
+      {"training targets (y)", data.y, true},
       {"validation samples", u(val ? val->first.count() : 0)},
       {"validation data", val ? val->first.fingerprint() ^ val->second.fingerprint() : 0, true},
       {"shuffle", u(o.shuffle)},
@@ -164,21 +154,30 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   const bool writer = world == nullptr || world->rank() == 0;  // prints, writes files
   const int verbose = writer ? o.verbose : 0;
   const detail::Compiled& compiled = *s.compiled;
-  if (world) check_same_job(*world, job_fields(s, x, y, validation, o));
+  // The data's hashes, once, when ranks compare jobs or checkpoints record what they are of.
+  const bool needs_identity = world != nullptr || !o.checkpoint_dir.empty();
+  const detail::DataFingerprints data =
+      needs_identity ? detail::DataFingerprints{x.fingerprint(), y.fingerprint()}
+                     : detail::DataFingerprints{};
+  if (world) check_same_job(*world, job_fields(s, x, data, validation, o));
 
   // Where the fit starts: from scratch, or a checkpoint; with several ranks, rank 0's state
   // (weights, optimizer state, seed) is every rank's.
   detail::FitProgress progress{.epoch = o.initial_epoch, .seed = o.seed ? *o.seed : next_seed()};
-  const auto identity = detail::fit_identity(s, o.batch_size, x, y, o.shuffle);
+  const nlohmann::json identity =
+      needs_identity ? detail::fit_identity(s, o.batch_size, x.count(), data, o.shuffle)
+                     : nlohmann::json();
   std::optional<detail::CheckpointDir> checkpoints;
   if (writer && !o.checkpoint_dir.empty()) {
     checkpoints.emplace(o.checkpoint_dir, o.keep_checkpoints);
   }
   std::string start_bytes, start_from = "rank 0's start state";
+  bool from_checkpoint = false;  // on rank 0: resumed from a file
   if (o.resume && checkpoints) {
     if (auto found = checkpoints->newest_intact(std::cerr)) {
       start_bytes = std::move(found->bytes);
       start_from = found->path;
+      from_checkpoint = true;
     } else {
       std::cerr << "tandem: no intact checkpoint in " << o.checkpoint_dir
                 << "; starting from the beginning\n";
@@ -191,7 +190,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   }
   if (!start_bytes.empty()) {
     detail::decode_checkpoint(start_bytes, start_from, s, progress, identity);
-    if (o.resume && writer && start_from != "rank 0's start state" && verbose) {
+    if (from_checkpoint && verbose) {
       std::cout << "Resuming from " << start_from << " (epoch " << progress.epoch + 1 << ", step "
                 << progress.step << ")\n";
     }
@@ -222,12 +221,11 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   const uint64_t seed = progress.seed;
   const int64_t count = x.count();
   const int64_t steps_per_epoch = (count + o.batch_size - 1) / o.batch_size;
-  const bool resumed_from_checkpoint = start_from != "rank 0's start state";
   bool saved_once = false;
   const auto save_checkpoint = [&] {
     if (checkpoints) {
       checkpoints->save(detail::encode_checkpoint(s, progress, identity), progress.global_step,
-                        !saved_once, resumed_from_checkpoint);
+                        !saved_once, from_checkpoint);
     }
     saved_once = true;
   };

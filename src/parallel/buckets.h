@@ -3,7 +3,9 @@
 // smaller, like DDP's 1 MB first bucket, so communication starts early).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "model/graph.h"
@@ -18,6 +20,14 @@ struct Bucket {
 
 std::vector<Bucket> make_buckets(const Graph& graph, int64_t bucket_bytes,
                                  int64_t first_bucket_bytes);
+
+// Part `part` of `parts` of `count` elements, as [begin, end) in whole 64-byte lines (16
+// floats), so replicas sharing a buffer never write the same cache line. Trailing parts may
+// be empty.
+inline std::pair<int64_t, int64_t> aligned_share(int64_t count, int parts, int part) {
+  const int64_t per = ((count + parts - 1) / parts + 15) / 16 * 16;
+  return {std::min(count, per * part), std::min(count, per * (part + 1))};
+}
 
 // Maps the ranges a GradReadyListener receives to their bucket.
 class BucketIndex {

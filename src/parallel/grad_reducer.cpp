@@ -83,22 +83,6 @@ bool process_ready_units(std::vector<bool>& done, const std::atomic<int64_t>* re
   return all;
 }
 
-// The end of a step: works through what is left as the other replicas make it ready, then
-// meets them at the barrier. Idle is the waiting only (work done meanwhile books itself).
-template <class ProcessReady>
-void finish_step(ShardedUpdateShared& s, PhaseTimes& times, ProcessReady&& process_ready) {
-  const double booked_before = times.total();
-  const auto start = Clock::now();
-  for (int spins = 0; !process_ready(); ++spins) {
-    if (s.barrier->aborted()) throw AbortedError{};
-    if (spins > 64) std::this_thread::yield();
-  }
-  s.barrier->wait();
-  times[Phase::idle] += seconds_since(start) - (times.total() - booked_before);
-  // On the timeline: the whole end of step; the work inside it shows as nested events.
-  if (detail::tracing()) detail::trace_scope("finish step (wait for replicas)", "idle", start);
-}
-
 class ShardedUpdateReducer final : public GradReducer {
  public:
   ShardedUpdateReducer(ShardedUpdateShared& shared, int rank, PhaseTimes& times)
@@ -125,7 +109,8 @@ class ShardedUpdateReducer final : public GradReducer {
   }
 
   void finalize() override {
-    finish_step(s_, times_, [&] { return process_ready(); });
+    finish_step(*s_.barrier, times_, "finish step (wait for replicas)",
+                [&] { return process_ready(); });
   }
 
   bool applies_update() const override { return true; }
@@ -147,9 +132,8 @@ class ShardedUpdateReducer final : public GradReducer {
 
   void process_shard_chunks(const Bucket& bucket) {
     const int n = s_.replicas;
-    const int64_t per = ((bucket.count + n - 1) / n + 15) / 16 * 16;
-    const int64_t begin = bucket.offset + std::min(bucket.count, per * rank_);
-    const int64_t end = bucket.offset + std::min(bucket.count, per * (rank_ + 1));
+    const auto [shard_begin, shard_end] = aligned_share(bucket.count, n, rank_);
+    const int64_t begin = bucket.offset + shard_begin, end = bucket.offset + shard_end;
     float* params = s_.params[rank_];
     float* state[2] = {};
     for (int64_t at = begin; at < end; at += kUpdateChunk) {
@@ -215,7 +199,8 @@ class WeightGradShardReducer final : public GradReducer, public WeightGradSink {
   void grads_ready(int64_t, int64_t) override { process_ready(); }
 
   void finalize() override {
-    finish_step(s_, times_, [&] { return process_ready(); });
+    finish_step(*s_.barrier, times_, "finish step (wait for replicas)",
+                [&] { return process_ready(); });
   }
 
   bool applies_update() const override { return true; }

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "model/executor.h"
@@ -28,6 +29,25 @@ class GradReducer : public GradReadyListener {
   // Non-null when Dense layers should hand over their weight-gradient operands.
   virtual WeightGradSink* weight_grad_sink() { return nullptr; }
 };
+
+// The end of a step for reducers that share work between replicas: calls process_ready()
+// (which does whatever became ready and says whether all is done) until it returns true,
+// then meets the other replicas at the barrier. Idle is the waiting only: work done
+// meanwhile books its own phase. On the timeline the whole end of step is one `idle` event
+// named trace_name, with the work inside it nested.
+template <class ProcessReady>
+void finish_step(DeviceBarrier& barrier, PhaseTimes& times, const char* trace_name,
+                 ProcessReady&& process_ready) {
+  const double booked_before = times.total();
+  const auto start = Clock::now();
+  for (int spins = 0; !process_ready(); ++spins) {
+    if (barrier.aborted()) throw AbortedError{};
+    if (spins > 64) std::this_thread::yield();
+  }
+  barrier.wait();
+  times[Phase::idle] += seconds_since(start) - (times.total() - booked_before);
+  if (tracing()) trace_scope(trace_name, "idle", start);
+}
 
 // All-reduces each complete bucket through a Communicator (asynchronously), then leaves
 // the update to the caller: every replica applies the same update to its own copy.

@@ -5,7 +5,6 @@
 // processes, so communication overlaps the rest of backward. finalize() waits for the last
 // bucket, then each local replica applies the update to its 1/L of the shared parameters.
 #include <algorithm>
-#include <thread>
 
 #include "parallel/grad_reducer.h"
 #include "parallel/shared_memory_communicator.h"
@@ -13,12 +12,6 @@
 
 namespace tandem::detail {
 namespace {
-
-// [begin, end) of `count` elements for part `part` of `parts`, in whole 64-byte lines.
-std::pair<int64_t, int64_t> aligned_part(int64_t count, int parts, int part) {
-  const int64_t per = ((count + parts - 1) / parts + 15) / 16 * 16;
-  return {std::min(count, per * part), std::min(count, per * (part + 1))};
-}
 
 class HierarchicalReducer final : public GradReducer {
  public:
@@ -49,22 +42,18 @@ class HierarchicalReducer final : public GradReducer {
   }
 
   void finalize() override {
-    const double booked_before = times_.total();
-    const auto start = Clock::now();
-    for (int spins = 0; !progress(); ++spins) {
-      if (s_.barrier->aborted()) throw AbortedError{};
-      if (spins > 64) std::this_thread::yield();
-    }
-    if (rank_ == 0) {
-      ScopedTimer t(times_, Phase::allreduce);
-      for (size_t b = 0; b < s_.buckets.size(); ++b) s_.world->wait(requests_[b]);
-    }
-    s_.barrier->wait();  // replica 0's buffer now holds the global sum
-    times_[Phase::idle] += seconds_since(start) - (times_.total() - booked_before);
-    if (tracing()) trace_scope("finish step (wait for all-reduce)", "idle", start);
+    // Replica 0's buffer holds the global sum once every bucket is summed, posted and done.
+    finish_step(*s_.barrier, times_, "finish step (wait for all-reduce)", [&] {
+      if (!progress()) return false;
+      if (rank_ == 0) {
+        ScopedTimer t(times_, Phase::allreduce);
+        for (size_t b = 0; b < s_.buckets.size(); ++b) s_.world->wait(requests_[b]);
+      }
+      return true;
+    });
     {
       ScopedTimer t(times_, Phase::optimizer);
-      const auto [begin, end] = aligned_part(s_.param_count, s_.replicas, rank_);
+      const auto [begin, end] = aligned_share(s_.param_count, s_.replicas, rank_);
       if (begin < end) {
         s_.kernel->update(s_.params, s_.grads[0], s_.state.data(), begin, end, s_.iteration,
                           s_.learning_rate, threads_);
@@ -92,7 +81,7 @@ class HierarchicalReducer final : public GradReducer {
       if (s_.replicas > 1) {
         ScopedTimer t(times_, Phase::allreduce);
         const Bucket& k = s_.buckets[b];
-        const auto [begin, end] = aligned_part(k.count, s_.replicas, rank_);
+        const auto [begin, end] = aligned_share(k.count, s_.replicas, rank_);
         for (int r = 0; r < s_.replicas; ++r) sources_[r] = s_.grads[r] + k.offset;
         if (begin < end) tree_sum(sources_, s_.grads[0] + k.offset, begin, end);
       }

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
+#include <string_view>
 #include <thread>
 
 #include "parallel/shared_memory_communicator.h"
@@ -27,6 +28,15 @@ std::string mpi_error_string(int code) {
   int length = 0;
   MPI_Error_string(code, text, &length);
   return std::string(text, static_cast<size_t>(length));
+}
+
+// The message of every collective that gave up waiting.
+std::string timeout_message(const std::string& who, double limit, std::string_view what) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g s", limit);
+  return who + ": no answer from the other ranks for " + seconds + " during " + std::string(what) +
+         "; a rank has died, hangs, or runs different code (the timeout is --comm-timeout / "
+         "tandem::mpi::set_timeout)";
 }
 
 int as_mpi_count(int64_t count, const char* what) {
@@ -87,28 +97,21 @@ class Endpoint {
     return done != 0;
   }
   // Polls until the request completes; CommError once the timeout passes.
-  void wait(MPI_Request& request, const std::string& what) const {
+  // `what` names the operation in the timeout message only (a literal on hot paths: the
+  // per-step sum must not allocate).
+  void wait(MPI_Request& request, std::string_view what) const {
     const double limit = world_timeout_seconds();
     const auto start = Clock::now();
     for (int64_t spins = 0;; ++spins) {
       if (test(request)) return;
       if ((spins & 1023) == 1023 && seconds_since(start) > limit) {
-        throw CommError(who_ + ": no answer from the other ranks for " + fmt_seconds(limit) +
-                        " during " + what +
-                        "; a rank has died, hangs, or runs different code (the timeout is "
-                        "--comm-timeout / tandem::mpi::set_timeout)");
+        throw CommError(timeout_message(who_, limit, what));
       }
       if (spins > 256) std::this_thread::yield();
     }
   }
 
  private:
-  static std::string fmt_seconds(double s) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g s", s);
-    return text;
-  }
-
   std::string who_;
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1;
@@ -187,13 +190,9 @@ class MpiCommunicator final : public Communicator {
     const double limit = world_timeout_seconds();
     std::unique_lock lock(mutex_);
     if (!done_cv_.wait_until(lock, deadline(), [&] { return completed_.load() > id; })) {
-      char seconds[32];
-      std::snprintf(seconds, sizeof seconds, "%g s", limit);
-      timed_out_ = endpoint_.who() + ": no answer from the other ranks for " + seconds +
-                   " during the all-reduce of a gradient bucket (" +
-                   std::to_string(ops_[id % kSlots].count) +
-                   " floats); a rank has died, hangs, or runs different code (the timeout is "
-                   "--comm-timeout / tandem::mpi::set_timeout)";
+      timed_out_ = timeout_message(endpoint_.who(), limit,
+                                   "the all-reduce of a gradient bucket (" +
+                                       std::to_string(ops_[id % kSlots].count) + " floats)");
       throw CommError(timed_out_);
     }
     lock.unlock();
@@ -318,7 +317,7 @@ std::string who_in_world(const std::string& host) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return "rank " + std::to_string(rank) + " of " + std::to_string(size) + " on " + host;
+  return describe_rank(rank, size, host);
 }
 
 class MpiWorld final : public World {
@@ -356,6 +355,31 @@ class MpiWorld final : public World {
                       "MPI_Ibcast");
       endpoint_.wait(request, what);
     }
+  }
+
+  std::vector<std::string> gather(const std::string& mine, int root) override {
+    const MPI_Comm comm = endpoint_.comm();
+    MPI_Request request;
+    const int length = as_mpi_count(static_cast<int64_t>(mine.size()), "gather");
+    std::vector<int> lengths(rank() == root ? size() : 0);
+    endpoint_.check(
+        MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, root, comm, &request),
+        "MPI_Igather");
+    endpoint_.wait(request, "a gather to rank " + std::to_string(root));
+    std::vector<int> offsets(lengths.size());
+    int64_t total = 0;
+    for (size_t r = 0; r < lengths.size(); ++r) {
+      offsets[r] = as_mpi_count(total, "gather");
+      total += lengths[r];
+    }
+    std::string all(static_cast<size_t>(as_mpi_count(total, "gather")), '\0');
+    endpoint_.check(MPI_Igatherv(mine.data(), length, MPI_BYTE, all.data(), lengths.data(),
+                                 offsets.data(), MPI_BYTE, root, comm, &request),
+                    "MPI_Igatherv");
+    endpoint_.wait(request, "a gather to rank " + std::to_string(root));
+    std::vector<std::string> parts;
+    for (size_t r = 0; r < lengths.size(); ++r) parts.push_back(all.substr(offsets[r], lengths[r]));
+    return parts;
   }
 
   std::vector<uint64_t> allgather(const std::vector<uint64_t>& mine) override {

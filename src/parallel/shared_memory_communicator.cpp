@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "parallel/buckets.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -111,9 +112,7 @@ void SharedMemoryCommunicator::do_my_part(SharedMemoryGroup::Slot& slot) {
   const int n = size();
   if (slot.op == SharedMemoryGroup::Op::allreduce) {
     // My slice of [0, count), on 64-byte boundaries.
-    const int64_t per = ((slot.count + n - 1) / n + 15) / 16 * 16;
-    const int64_t begin = std::min(slot.count, per * rank_);
-    const int64_t end = std::min(slot.count, begin + per);
+    const auto [begin, end] = aligned_share(slot.count, n, rank_);
     if (begin < end) tree_sum_into_all(slot.buffers, begin, end);
   } else if (rank_ != slot.root) {
     std::copy(slot.buffers[slot.root], slot.buffers[slot.root] + slot.count, slot.buffers[rank_]);

@@ -32,15 +32,19 @@ double timeout() {
 }
 
 std::string describe() {
-  return "rank " + std::to_string(rank()) + " of " + std::to_string(size()) + " on " + host();
+  return detail::describe_rank(rank(), size(), host());
 }
 
 }  // namespace mpi
 
 namespace detail {
 
+std::string describe_rank(int rank, int size, const std::string& host) {
+  return "rank " + std::to_string(rank) + " of " + std::to_string(size) + " on " + host;
+}
+
 std::string World::describe() const {
-  return "rank " + std::to_string(rank()) + " of " + std::to_string(size()) + " on " + host();
+  return describe_rank(rank(), size(), host());
 }
 
 double world_timeout_seconds() {

@@ -33,6 +33,8 @@ class World {
   virtual void sum(double* data, int count) = 0;
   // Root's bytes into every rank's (resized).
   virtual void broadcast(std::string& bytes, int root) = 0;
+  // On root: every rank's bytes, rank after rank; elsewhere: empty.
+  virtual std::vector<std::string> gather(const std::string& mine, int root) = 0;
   // Every rank's `mine` (all the same length), rank after rank.
   virtual std::vector<uint64_t> allgather(const std::vector<uint64_t>& mine) = 0;
   virtual void barrier() = 0;
@@ -40,6 +42,9 @@ class World {
   // "rank 1 of 4 on node-b"
   std::string describe() const;
 };
+
+// "rank 1 of 4 on node-b": how a rank names itself in every message.
+std::string describe_rank(int rank, int size, const std::string& host);
 
 // The job's world once tandem::mpi::init() ran; null otherwise.
 World* current_world();

@@ -131,6 +131,17 @@ TEST(MpiWorld, BroadcastAllgatherAndSum) {
     EXPECT_EQ(all[2 * r], static_cast<uint64_t>(r));
     EXPECT_EQ(all[2 * r + 1], 7u);
   }
+  // Gather: ranks of different lengths (rank r sends r+1 copies of 'a'+r) arrive in order.
+  const auto parts =
+      world().gather(std::string(world().rank() + 1, static_cast<char>('a' + world().rank())), 1);
+  if (world().rank() == 1) {
+    ASSERT_EQ(parts.size(), static_cast<size_t>(world().size()));
+    for (int r = 0; r < world().size(); ++r) {
+      EXPECT_EQ(parts[r], std::string(r + 1, static_cast<char>('a' + r)));
+    }
+  } else {
+    EXPECT_TRUE(parts.empty());
+  }
   double sums[2] = {1.0, static_cast<double>(world().rank())};
   world().sum(sums, 2);
   EXPECT_EQ(sums[0], world().size());
