@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the Release build with ctest, then the unit tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer.
+# AddressSanitizer + UndefinedBehaviorSanitizer and the parallel ones under ThreadSanitizer,
+# then the Python package (pip install . into .venv) with pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -26,3 +27,20 @@ if [ "${TANDEM_SKIP_SANITIZERS:-0}" != 1 ]; then
     ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
     -R '^(SharedMemoryCommunicator|DeviceGroup|Shapes/AllreduceSizes|Strategies|Deterministic)'
 fi
+
+# The Python package, installed as a user installs it (pip install . into .venv), then its
+# tests (pytest). In CI (CI=true) a test that would skip for a missing dependency fails.
+EXTRA=pytest scripts/python_env.sh
+# `pip wheel .` makes the same package as a wheel (the build above is reused).
+rm -rf build/wheels
+.venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps -w build/wheels .
+.venv/bin/python - <<'PY'
+import glob, zipfile
+wheels = glob.glob("build/wheels/tandem-*.whl")
+assert len(wheels) == 1, wheels
+names = zipfile.ZipFile(wheels[0]).namelist()
+assert any(n.startswith("tandem/_tandem") and n.endswith(".so") for n in names), names
+assert "tandem/keras/models.py" in names, names
+print("pip wheel:", wheels[0], len(names), "files")
+PY
+(cd python/tests && ../../.venv/bin/python -m pytest -q -p no:cacheprovider)

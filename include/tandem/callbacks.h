@@ -20,6 +20,7 @@ class Callback {
   virtual void on_train_end(const Logs&) {}
   virtual void on_epoch_begin(int epoch, const Logs&) {}
   virtual void on_epoch_end(int epoch, const Logs&) {}
+  virtual void on_train_batch_begin(int64_t batch, const Logs&) {}
   virtual void on_train_batch_end(int64_t batch, const Logs&) {}
 
   void set_model(Model* model) { model_ = model; }

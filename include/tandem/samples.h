@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "tandem/array.h"
 
@@ -13,10 +14,14 @@ class Samples {
  public:
   Samples(const Tensor& values);                        // NOLINT: implicit, like numpy arrays
   Samples(const ByteArray& values, float scale = 1.f);  // NOLINT
+  // A view of memory owned elsewhere (a numpy array): `owner` keeps it alive and is released
+  // when the last Samples sharing it goes. shape includes the leading sample axis.
+  static Samples view(std::shared_ptr<const float> owner, Shape shape);
+  static Samples view(std::shared_ptr<const uint8_t> owner, Shape shape, float scale = 1.f);
   int64_t count() const { return count_; }
   Shape sample_shape() const;  // shape without the leading axis
   int64_t sample_size() const { return sample_size_; }
-  bool is_bytes() const { return bytes_.has_value; }
+  bool is_bytes() const { return bytes_ != nullptr; }
 
   // out (n, sample_size) = rows[0..n) converted to float (times scale for bytes).
   void gather(const int64_t* rows, int64_t n, float* out) const;
@@ -28,14 +33,14 @@ class Samples {
   uint64_t fingerprint() const;
 
  private:
-  struct Bytes {
-    ByteArray values;
-    float scale = 1.f;
-    bool has_value = false;
-  };
-  Tensor floats_;
-  Bytes bytes_;
-  Shape shape_;  // of the source array
+  Samples() = default;
+  Samples& set_shape(Shape shape);
+
+  // Exactly one of the two holds the source array's values (row-major, shape_).
+  std::shared_ptr<const float> floats_;
+  std::shared_ptr<const uint8_t> bytes_;
+  float scale_ = 1.f;  // bytes only
+  Shape shape_;        // of the source array
   int64_t begin_ = 0, count_ = 0, sample_size_ = 0;
 };
 

@@ -64,6 +64,13 @@ LinkProfile link(const json& j, const std::string& where) {
 
 std::string profiles_directory() {
   if (const char* dir = std::getenv("TANDEM_PROFILES_DIR")) return dir;
+  // Installed: <prefix>/bin/tandem reads <prefix>/share/tandem/profiles (a build tree has none).
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path() / TANDEM_PROFILES_DIR_FROM_EXE;
+    if (fs::is_directory(installed, ec)) return installed.lexically_normal().string();
+  }
   return TANDEM_DEFAULT_PROFILES_DIR;
 }
 

@@ -259,6 +259,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
     for (int64_t step = resumed ? start.step : 0; step < steps_per_epoch; ++step) {
       const int64_t begin = step * o.batch_size;
       const int64_t n = std::min(o.batch_size, count - begin);
+      for (const auto& cb : o.callbacks) cb->on_train_batch_begin(step, {});
       const auto step_start = Clock::now();
       const auto batch =
           strategy->train_step(x, y, {rows.data() + begin, static_cast<size_t>(n)},

@@ -1,0 +1,41 @@
+"""Resolving Keras's many spellings (strings, functions, classes, instances) to the names
+tandem's C++ side takes."""
+
+
+def not_implemented(what, hint=""):
+    message = f"{what}: tandem does not implement this yet"
+    return NotImplementedError(message + (f"; {hint}" if hint else ""))
+
+
+def check_unsupported(owner, given, defaults):
+    """Raises NotImplementedError for the first argument in `given` that differs from its
+    default in `defaults` (what tandem cannot honour), naming owner and argument."""
+    for key, value in given.items():
+        default = defaults[key]
+        if value is not default and value != default:
+            raise not_implemented(f"{owner}({key}={value!r})")
+
+
+def reject_unknown(owner, kwargs):
+    if kwargs:
+        raise TypeError(f"{owner}: unrecognized keyword arguments {sorted(kwargs)}")
+
+
+def snake_case(name):
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i and not name[i - 1].isupper():
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+def name_of(obj, kind):
+    """A name for a string, a function or an object standing for one (activations, losses,
+    metrics, initializers)."""
+    if isinstance(obj, str):
+        return obj
+    name = getattr(obj, "_tandem_name", None) or getattr(obj, "__name__", None)
+    if name is None:
+        raise TypeError(f"{kind}: expected a name or a Keras {kind} object, got {obj!r}")
+    return name

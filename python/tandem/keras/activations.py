@@ -1,0 +1,33 @@
+"""Activations by name (``activation="relu"`` or ``activation=keras.activations.relu``)."""
+from ._names import not_implemented
+
+SUPPORTED = ("linear", "relu", "sigmoid", "tanh", "softmax")
+
+
+def _activation(name):
+    def fn(x, *args, **kwargs):
+        raise not_implemented(f"keras.activations.{name}(tensor)",
+                              "activations are used as layer arguments")
+    fn.__name__ = name
+    fn._tandem_name = name
+    return fn
+
+
+linear = _activation("linear")
+relu = _activation("relu")
+sigmoid = _activation("sigmoid")
+tanh = _activation("tanh")
+softmax = _activation("softmax")
+
+
+def get(identifier):
+    """The name tandem uses for an activation given as None, a string or a function."""
+    if identifier is None:
+        return "linear"
+    name = identifier if isinstance(identifier, str) else getattr(identifier, "_tandem_name",
+                                                                  getattr(identifier, "__name__",
+                                                                          None))
+    if name not in SUPPORTED:
+        raise not_implemented(f"activation {name or identifier!r}",
+                              "supported: " + ", ".join(SUPPORTED))
+    return name

@@ -1,0 +1,433 @@
+"""Model (functional), Sequential and load_model. Every method runs in C++: these classes
+turn Keras's arguments into tandem's and numpy arrays into views the engine reads."""
+import os
+import sys
+import threading
+
+import numpy as np
+
+from .. import _tandem, distribute
+from . import callbacks as callbacks_module
+from . import losses, metrics as metrics_module, optimizers
+from ._names import not_implemented
+from .layers.base import InputLayer, KerasTensor, Layer, Input
+
+_KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
+
+
+def check_tandem_path(path, owner):
+    """Keras's own file formats arrive with the Keras-files work; until then writing tandem's
+    format under a Keras name would make a file Keras cannot read."""
+    if str(path).lower().endswith(_KERAS_SUFFIXES):
+        raise not_implemented(f"{owner}({path!r}): Keras's .keras/.h5 format",
+                              "save to a .tandem file (tandem's own format)")
+
+
+def _as_array(x, what):
+    """A C-contiguous float32 or uint8 array (viewed by C++ without a copy); other numeric
+    dtypes are converted to float32, as Keras converts them."""
+    if isinstance(x, (list, tuple)) and len(x) == 1 and not np.isscalar(x[0]):
+        x = x[0]
+    if isinstance(x, (list, tuple, dict)) and x and not np.isscalar(
+            next(iter(x.values())) if isinstance(x, dict) else x[0]):
+        raise not_implemented(f"{what}: several input or output arrays",
+                              "tandem models have one input and one output")
+    a = np.asarray(x)
+    if a.dtype == np.float32 or a.dtype == np.uint8:
+        return np.ascontiguousarray(a)
+    if a.dtype == np.bool_:
+        return np.ascontiguousarray(a).view(np.uint8)
+    if a.dtype.kind in "fiu":
+        return np.ascontiguousarray(a, dtype=np.float32)
+    raise ValueError(f"{what}: expected a numeric array, got dtype {a.dtype}")
+
+
+def _differs(value, default):
+    if default is None:
+        return value is not None
+    return not (value is default or (np.isscalar(value) and value == default))
+
+
+def _verbose(verbose):
+    return 1 if verbose == "auto" else int(verbose)
+
+
+def _flush():
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (AttributeError, ValueError):
+            pass
+
+
+def _rank0():
+    return _tandem.mpi.rank() == 0
+
+
+class Model:
+    """A functional model: ``Model(inputs=Input(...), outputs=...)``.
+
+    fit, evaluate and predict take the tandem options ``devices`` (CPU devices: groups of
+    cores), ``strategy`` ("mirrored" or "host"), ``deterministic`` (bitwise-identical
+    results for any device count) and, for fit, ``seed``, ``threads_per_device``,
+    ``checkpoint_dir`` / ``checkpoint_every`` / ``resume`` and ``trace_path``. Defaults come
+    from ``multi_gpu_model`` or the ``tandem.distribute`` strategy whose scope built it."""
+
+    def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
+        inputs = kwargs.pop("input", inputs)  # Keras 1
+        outputs = kwargs.pop("output", outputs)
+        kwargs.pop("trainable", None)
+        if kwargs:
+            raise TypeError(f"Model: unrecognized keyword arguments {sorted(kwargs)}")
+        if inputs is None or outputs is None:
+            raise not_implemented("subclassed keras.Model (a Python call())",
+                                  "tandem runs graphs of its layers: build the model with "
+                                  "Model(inputs, outputs) or Sequential")
+        inputs, outputs = _single(inputs, "inputs"), _single(outputs, "outputs")
+        self._init(_tandem.Model(inputs._node, outputs._node, name or "model"))
+
+    def _init(self, cpp):
+        self._cpp_model = cpp
+        self._strategy = distribute.get_strategy()
+        self._parallel = None  # (devices, strategy) set by multi_gpu_model
+        self.optimizer = None
+        self.history = None
+
+    # -- the C++ model; Sequential builds it on first use --
+    @property
+    def _cpp(self):
+        return self._cpp_model
+
+    @property
+    def name(self):
+        return self._cpp.name
+
+    @property
+    def stop_training(self):
+        return self._cpp.stop_training
+
+    @stop_training.setter
+    def stop_training(self, value):
+        self._cpp.stop_training = bool(value)
+
+    @property
+    def input_shape(self):
+        return (None, *self._cpp.input_shape)
+
+    @property
+    def output_shape(self):
+        return (None, *self._cpp.output_shape)
+
+    def count_params(self):
+        return self._cpp.count_params()
+
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, loss_weights=None,
+                weighted_metrics=None, run_eagerly=False, steps_per_execution=1,
+                jit_compile="auto", auto_scale_loss=True, **kwargs):
+        if loss is None:
+            raise ValueError("compile: give loss= (e.g. 'categorical_crossentropy')")
+        for arg, value, default in (("loss_weights", loss_weights, None),
+                                    ("weighted_metrics", weighted_metrics, None),
+                                    ("steps_per_execution", steps_per_execution, 1)):
+            if _differs(value, default):
+                raise not_implemented(f"compile({arg}={value!r})")
+        kwargs.pop("sample_weight_mode", None)
+        if kwargs:
+            raise TypeError(f"compile: unrecognized keyword arguments {sorted(kwargs)}")
+        if isinstance(loss, (list, tuple, dict)):
+            raise not_implemented("compile with several losses")
+        opt = optimizers.get(optimizer)
+        metric_names = [metrics_module.get(m) for m in (metrics or [])]
+        self._cpp.compile(opt._to_cpp(), losses.get(loss), metric_names)
+        opt._model = self._cpp
+        self.optimizer = opt
+        self.loss = loss
+
+    def _devices(self, devices, strategy, deterministic):
+        source = self._strategy
+        n, kind, det = 1, "mirrored", False
+        if source is not None:
+            n, kind, det = source.devices, source.kind, source.deterministic
+        if self._parallel is not None:
+            n, kind = self._parallel
+        if devices is not None:
+            n = distribute._device_count(devices)
+        if strategy is not None:
+            kind = strategy
+        if deterministic is not None:
+            det = bool(deterministic)
+        return n, kind, det
+
+    def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None,
+            validation_split=0.0, validation_data=None, shuffle=True, class_weight=None,
+            sample_weight=None, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+            validation_batch_size=None, validation_freq=1, *, devices=None, strategy=None,
+            deterministic=None, seed=None, threads_per_device=None, checkpoint_dir=None,
+            checkpoint_every=None, checkpoint_unit="epoch", keep_checkpoints=3, resume=False,
+            trace_path=None, grad_compression=None, **kwargs):
+        if "nb_epoch" in kwargs:  # Keras 1
+            epochs = kwargs.pop("nb_epoch")
+        if kwargs:
+            raise TypeError(f"fit: unrecognized keyword arguments {sorted(kwargs)}")
+        for arg, value, default in (("class_weight", class_weight, None),
+                                    ("sample_weight", sample_weight, None),
+                                    ("steps_per_epoch", steps_per_epoch, None),
+                                    ("validation_steps", validation_steps, None),
+                                    ("validation_batch_size", validation_batch_size, None),
+                                    ("validation_freq", validation_freq, 1)):
+            if _differs(value, default):
+                raise not_implemented(f"fit({arg}=...)")
+        if x is None or y is None:
+            raise not_implemented("fit without arrays x and y (datasets, generators)")
+        x = _as_array(x, "fit: x")
+        y = _as_array(y, "fit: y")
+        self._build_for(x)
+        o = _tandem.FitOptions()
+        o.batch_size = 32 if batch_size is None else int(batch_size)
+        o.epochs = int(epochs)
+        o.verbose = _verbose(verbose)
+        o.shuffle = bool(shuffle)
+        o.validation_split = float(validation_split)
+        o.initial_epoch = int(initial_epoch)
+        o.devices, o.strategy, o.deterministic = self._devices(devices, strategy, deterministic)
+        if seed is not None:
+            o.seed = int(seed)
+        if threads_per_device is not None:
+            o.threads_per_device = int(threads_per_device)
+        if checkpoint_dir is not None:
+            o.checkpoint_dir = os.fspath(checkpoint_dir)
+            o.checkpoint_every = 1 if checkpoint_every is None else int(checkpoint_every)
+            o.checkpoint_unit = checkpoint_unit
+            o.keep_checkpoints = int(keep_checkpoints)
+        o.resume = bool(resume)
+        if trace_path is not None:
+            o.trace_path = os.fspath(trace_path)
+        if grad_compression is not None:
+            o.grad_compression = grad_compression
+        if validation_data is not None:
+            if len(validation_data) == 3 and validation_data[2] is not None:
+                raise not_implemented("fit(validation_data=(x, y, sample_weight))")
+            o.set_validation_data(_as_array(validation_data[0], "validation_data: x"),
+                                  _as_array(validation_data[1], "validation_data: y"))
+
+        history = callbacks_module.History()
+        steps = -(-int(len(x) * (1 - o.validation_split)) // max(o.batch_size, 1))
+        params = {"verbose": o.verbose, "epochs": o.epochs, "steps": steps}
+        cpp_callbacks = []
+        for cb in callbacks or []:
+            if not isinstance(cb, callbacks_module.Callback):
+                raise TypeError(f"fit: callbacks must be keras.callbacks.Callback objects, got "
+                                f"{cb!r}")
+            cb.set_model(self)
+            cb.set_params(params)
+            cpp_callbacks.append(cb._tandem_callback())
+        o.callbacks = cpp_callbacks
+        _flush()
+        result = self._cpp.fit(x, y, o, threading.current_thread() is threading.main_thread())
+        history.set_model(self)
+        history.set_params(params)
+        history.epoch = list(result.epoch)
+        history.history = {k: list(v) for k, v in result.history.items()}
+        self.history = history
+        return history
+
+    def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None,
+                 steps=None, callbacks=None, return_dict=False, **kwargs):
+        if kwargs:
+            raise TypeError(f"evaluate: unrecognized keyword arguments {sorted(kwargs)}")
+        if sample_weight is not None or steps is not None:
+            raise not_implemented("evaluate(sample_weight=/steps=)")
+        x, y = _as_array(x, "evaluate: x"), _as_array(y, "evaluate: y")
+        self._build_for(x)
+        _flush()
+        logs = self._cpp.evaluate(x, y, 32 if batch_size is None else int(batch_size),
+                                  _verbose(verbose))
+        ordered = {"loss": logs["loss"], **{k: v for k, v in logs.items() if k != "loss"}}
+        if return_dict:
+            return ordered
+        values = list(ordered.values())
+        return values[0] if len(values) == 1 else values
+
+    def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None):
+        if steps is not None:
+            raise not_implemented("predict(steps=...)")
+        x = _as_array(x, "predict: x")
+        self._build_for(x)
+        _flush()
+        return self._cpp.predict(x, 32 if batch_size is None else int(batch_size),
+                                 _verbose(verbose))
+
+    def predict_on_batch(self, x):
+        x = _as_array(x, "predict_on_batch: x")
+        self._build_for(x)
+        return self._cpp.predict(x, max(len(x), 1), 0)
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None,
+                       return_dict=False):
+        if sample_weight is not None or class_weight is not None:
+            raise not_implemented("train_on_batch(sample_weight=/class_weight=)")
+        x, y = _as_array(x, "train_on_batch: x"), _as_array(y, "train_on_batch: y")
+        self._build_for(x)
+        logs = self._cpp.train_on_batch(x, y)
+        ordered = {"loss": logs["loss"], **{k: v for k, v in logs.items() if k != "loss"}}
+        if return_dict:
+            return ordered
+        values = list(ordered.values())
+        return values[0] if len(values) == 1 else values
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        return self.evaluate(x, y, batch_size=max(len(x), 1), verbose=0,
+                             sample_weight=sample_weight, return_dict=return_dict)
+
+    def summary(self, line_length=None, positions=None, print_fn=None, expand_nested=False,
+                show_trainable=False, layer_range=None):
+        """Keras's table of layers, output shapes and parameter counts (rank 0 only)."""
+        if not _rank0():
+            return
+        text = self._cpp.summary_string().rstrip("\n")
+        if print_fn is None:
+            print(text)
+        else:
+            print_fn(text)
+
+    def get_weights(self):
+        return self._cpp.get_weights()
+
+    def set_weights(self, weights):
+        self._cpp.set_weights([np.ascontiguousarray(w, dtype=np.float32) for w in weights])
+
+    def save(self, filepath, overwrite=True, **kwargs):
+        """The whole model (architecture, weights, optimizer and its state) in tandem's
+        format, written atomically."""
+        path = os.fspath(filepath)
+        check_tandem_path(path, "save")
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError(f"save: {path} exists and overwrite=False")
+        self._cpp.save(path)
+
+    def save_weights(self, filepath, overwrite=True):
+        path = os.fspath(filepath)
+        check_tandem_path(path, "save_weights")
+        if not overwrite and os.path.exists(path):
+            raise FileExistsError(f"save_weights: {path} exists and overwrite=False")
+        self._cpp.save_weights(path)
+
+    def load_weights(self, filepath, skip_mismatch=False, **kwargs):
+        if skip_mismatch:
+            raise not_implemented("load_weights(skip_mismatch=True)")
+        path = os.fspath(filepath)
+        check_tandem_path(path, "load_weights")
+        self._cpp.load_weights(path)
+
+    def run_times(self):
+        """Seconds of the last fit / evaluate / predict, steps and per-phase seconds."""
+        return self._cpp.run_times()
+
+    def _build_for(self, x):
+        pass
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name!r}>"
+
+
+class Sequential(Model):
+    """Layers in order. The input shape comes from a first ``Input(shape)`` /
+    ``InputLayer``, a first layer's ``input_shape=``, or (as in Keras 3) the first data the
+    model sees."""
+
+    def __init__(self, layers=None, name=None, **kwargs):
+        kwargs.pop("trainable", None)
+        if kwargs:
+            raise TypeError(f"Sequential: unrecognized keyword arguments {sorted(kwargs)}")
+        self._seq_name = name or "sequential"
+        self._input = None
+        self._layers = []
+        self._compile_args = None
+        self._init(None)
+        for layer in layers or []:
+            self.add(layer)
+
+    @property
+    def _cpp(self):
+        if self._cpp_model is None and self._input is not None:
+            self._build()
+        if self._cpp_model is None:
+            raise ValueError(f"Sequential model {self._seq_name!r} has not been built: start it "
+                             "with keras.Input(shape=...) or give the first layer input_shape=, "
+                             "or call fit/predict on data first")
+        return self._cpp_model
+
+    @property
+    def name(self):
+        return self._seq_name if self._cpp_model is None else self._cpp_model.name
+
+    def add(self, layer):
+        if self._cpp_model is not None:
+            raise not_implemented("Sequential.add after the model was built")
+        if isinstance(layer, InputLayer):
+            layer = layer.tensor
+        if isinstance(layer, KerasTensor):
+            if self._input is not None or self._layers:
+                raise ValueError("Sequential: an Input may only come first")
+            self._input = layer
+            return
+        if not isinstance(layer, Layer):
+            raise TypeError(f"Sequential.add: expected a tandem.keras layer, got {layer!r}")
+        if not self._layers and self._input is None and layer._input_shape is not None:
+            self._input = Input(shape=layer._input_shape)
+        self._layers.append(layer)
+
+    def pop(self):
+        if self._cpp_model is not None:
+            raise not_implemented("Sequential.pop after the model was built")
+        return self._layers.pop()
+
+    def _build(self, sample_shape=None):
+        if self._cpp_model is not None:
+            return
+        if self._input is None:
+            self._input = Input(shape=tuple(sample_shape))
+        cpp = _tandem.Sequential(self._seq_name)
+        cpp.add(self._input._node)
+        for layer in self._layers:
+            cpp.add(layer.cpp)
+        self._cpp_model = cpp
+        if self._compile_args is not None:
+            args, kwargs = self._compile_args
+            self._compile_args = None
+            Model.compile(self, *args, **kwargs)
+
+    def _build_for(self, x):
+        self._build(x.shape[1:])
+
+    def compile(self, *args, **kwargs):
+        if self._cpp_model is None and self._input is None:
+            self._compile_args = (args, kwargs)  # applied once data builds the model
+            return
+        Model.compile(self, *args, **kwargs)
+
+
+class _Loaded(Model):
+    def __init__(self, cpp):
+        self._init(cpp)
+
+
+def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
+    """A model saved by ``model.save`` (tandem's format): architecture, weights, optimizer."""
+    path = os.fspath(filepath)
+    check_tandem_path(path, "load_model")
+    if custom_objects:
+        raise not_implemented("load_model(custom_objects=...)")
+    return _Loaded(_tandem.Model.load(path))
+
+
+def _single(tensors, what):
+    if isinstance(tensors, (list, tuple)):
+        if len(tensors) != 1:
+            raise not_implemented(f"Model with {len(tensors)} {what}",
+                                  f"tandem models have one input and one output")
+        tensors = tensors[0]
+    if not isinstance(tensors, KerasTensor):
+        raise TypeError(f"Model: {what} must be symbolic tensors from Input() and layers, got "
+                        f"{tensors!r}")
+    return tensors
