@@ -8,6 +8,8 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 
+#include <iostream>
+
 #include "bindings.h"
 #include "callback_errors.h"
 #include "tandem/error.h"
@@ -23,6 +25,11 @@ enum Hook : unsigned {
   kBatchBegin = 1u << 4,
   kBatchEnd = 1u << 5,
 };
+
+void flush_python_stdout() {
+  PyObject* out = PySys_GetObject("stdout");  // borrowed
+  if (out && out != Py_None) nb::handle(out).attr("flush")();
+}
 
 class PythonCallback final : public Callback {
  public:
@@ -50,9 +57,11 @@ class PythonCallback final : public Callback {
   template <class... Index>
   void call(Hook hook, const char* method, const Logs& logs, Index... index) {
     if (!(hooks_ & hook)) return;
+    std::cout.flush();  // what C++ printed comes before what the callback prints
     nb::gil_scoped_acquire gil;
     try {
       target_.attr(method)(index..., nb::cast(logs));
+      flush_python_stdout();
     } catch (nb::python_error& e) {
       keep_callback_error(e);
     }

@@ -39,3 +39,13 @@ def name_of(obj, kind):
     if name is None:
         raise TypeError(f"{kind}: expected a name or a Keras {kind} object, got {obj!r}")
     return name
+
+
+def symbolic_function(name, module, hint):
+    """A function that stands for a name (keras.activations.relu, keras.losses.mse): passed
+    as an argument it names what the C++ side runs; called on arrays it says why it can't."""
+    def fn(*args, **kwargs):
+        raise not_implemented(f"keras.{module}.{name}(...)", hint)
+    fn.__name__ = name
+    fn._tandem_name = name
+    return fn

@@ -1,16 +1,11 @@
 """Activations by name (``activation="relu"`` or ``activation=keras.activations.relu``)."""
-from ._names import not_implemented
+from ._names import not_implemented, symbolic_function
 
 SUPPORTED = ("linear", "relu", "sigmoid", "tanh", "softmax")
 
 
 def _activation(name):
-    def fn(x, *args, **kwargs):
-        raise not_implemented(f"keras.activations.{name}(tensor)",
-                              "activations are used as layer arguments")
-    fn.__name__ = name
-    fn._tandem_name = name
-    return fn
+    return symbolic_function(name, "activations", "activations are used as layer arguments")
 
 
 linear = _activation("linear")

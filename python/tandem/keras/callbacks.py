@@ -7,6 +7,24 @@ from . import _names
 from ._names import not_implemented
 
 
+# The C++ hooks and the Python methods that reach each (Keras 2's batch names are aliases).
+_HOOKS = ((_tandem.HOOK_TRAIN_BEGIN, ("on_train_begin",)),
+          (_tandem.HOOK_TRAIN_END, ("on_train_end",)),
+          (_tandem.HOOK_EPOCH_BEGIN, ("on_epoch_begin",)),
+          (_tandem.HOOK_EPOCH_END, ("on_epoch_end",)),
+          (_tandem.HOOK_BATCH_BEGIN, ("on_batch_begin", "on_train_batch_begin")),
+          (_tandem.HOOK_BATCH_END, ("on_batch_end", "on_train_batch_end")))
+
+
+def _hooks(defines):
+    """The C++ hook mask of the methods for which defines(name) holds."""
+    mask = 0
+    for flag, names in _HOOKS:
+        if any(defines(n) for n in names):
+            mask |= flag
+    return mask
+
+
 class Callback:
     """Keras's Callback. Override any of the hooks; fit calls only those overridden (a hook
     left alone costs nothing per batch)."""
@@ -61,18 +79,7 @@ class Callback:
 
     def _tandem_hooks(self):
         """Which C++ hooks must call into Python: those this object's class overrides."""
-        def overrides(*names):
-            return any(getattr(type(self), n) is not getattr(Callback, n) for n in names)
-        hooks = 0
-        for flag, names in ((_tandem.HOOK_TRAIN_BEGIN, ("on_train_begin",)),
-                            (_tandem.HOOK_TRAIN_END, ("on_train_end",)),
-                            (_tandem.HOOK_EPOCH_BEGIN, ("on_epoch_begin",)),
-                            (_tandem.HOOK_EPOCH_END, ("on_epoch_end",)),
-                            (_tandem.HOOK_BATCH_BEGIN, ("on_batch_begin", "on_train_batch_begin")),
-                            (_tandem.HOOK_BATCH_END, ("on_batch_end", "on_train_batch_end"))):
-            if overrides(*names):
-                hooks |= flag
-        return hooks
+        return _hooks(lambda name: getattr(type(self), name) is not getattr(Callback, name))
 
     def _tandem_callback(self):
         return _tandem.PythonCallback(self, self._tandem_hooks())
@@ -191,16 +198,7 @@ class LambdaCallback(Callback):
             setattr(self, key, fn)
 
     def _tandem_hooks(self):
-        hooks = 0
-        for flag, names in ((_tandem.HOOK_TRAIN_BEGIN, ("on_train_begin",)),
-                            (_tandem.HOOK_TRAIN_END, ("on_train_end",)),
-                            (_tandem.HOOK_EPOCH_BEGIN, ("on_epoch_begin",)),
-                            (_tandem.HOOK_EPOCH_END, ("on_epoch_end",)),
-                            (_tandem.HOOK_BATCH_BEGIN, ("on_batch_begin", "on_train_batch_begin")),
-                            (_tandem.HOOK_BATCH_END, ("on_batch_end", "on_train_batch_end"))):
-            if any(n in self._given for n in names):
-                hooks |= flag
-        return hooks
+        return _hooks(lambda name: name in self._given)
 
 
 def _unsupported(name, hint=""):

@@ -1,6 +1,6 @@
 """Losses by name, function or class (``loss="categorical_crossentropy"``,
 ``keras.losses.CategoricalCrossentropy()``). They are computed in C++ inside fit and evaluate."""
-from ._names import not_implemented, snake_case
+from ._names import not_implemented, snake_case, symbolic_function
 
 SUPPORTED = ("categorical_crossentropy", "sparse_categorical_crossentropy",
              "binary_crossentropy", "mean_squared_error")
@@ -8,12 +8,7 @@ _ALIASES = {"mse": "mean_squared_error", "MSE": "mean_squared_error"}
 
 
 def _function(name):
-    def fn(y_true, y_pred):
-        raise not_implemented(f"keras.losses.{name}(y_true, y_pred)",
-                              "losses are computed inside fit and evaluate")
-    fn.__name__ = name
-    fn._tandem_name = name
-    return fn
+    return symbolic_function(name, "losses", "losses are computed inside fit and evaluate")
 
 
 categorical_crossentropy = _function("categorical_crossentropy")
