@@ -11,6 +11,7 @@
 // Rank 0 prints ms/step, speedup, and the phases of a step per rank.
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -77,22 +78,16 @@ int main(int argc, char** argv) {
   std::vector<int64_t> batches = {128, 512};
   int repeats = 7, steps = 4;
   std::string json_path, profile;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--batches")
-      batches = tb::parse_list(v);
-    else if (k == "--repeats")
-      repeats = std::stoi(v);
-    else if (k == "--steps")
-      steps = std::stoi(v);
-    else if (k == "--json")
-      json_path = v;
-    else if (k == "--profile")
-      profile = v;
-    else {
-      if (me == 0) std::fprintf(stderr, "mpi_bench: unknown option %s\n", k.c_str());
-      return 2;
-    }
+  CLI::App app{"Multi-process scaling over MPI: 1 rank vs all ranks (run under mpirun)"};
+  app.add_option("--batches", batches, "global batches, e.g. 128,512")->delimiter(',');
+  app.add_option("--repeats", repeats, "interleaved rounds (median)")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "steps timed per round")->check(CLI::PositiveNumber);
+  app.add_option("--json", json_path, "write the results here (rank 0)");
+  app.add_option("--profile", profile, "hardware profile to predict with");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return me == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 2);
   }
   if (ranks < 2) {
     std::fprintf(stderr, "mpi_bench: run under mpirun with 2 or more ranks\n");

@@ -12,6 +12,7 @@
 //                 [--profile this-machine-cpu] (the cost model's speedups vs the measured)
 // Prints ms/step, samples/s, speedup vs 1x1, efficiency, and the phases of a step per
 // replica (forward, backward, exposed all-reduce, optimizer, data, idle).
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -72,28 +73,21 @@ int main(int argc, char** argv) {
   std::vector<int64_t> bucket_mb = {4};
   bool deterministic = false;
   std::string profile;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--batches")
-      batches = tb::parse_list(v);
-    else if (k == "--devices")
-      devices = std::stoi(v);
-    else if (k == "--repeats")
-      repeats = std::stoi(v);
-    else if (k == "--steps")
-      steps = std::stoi(v);
-    else if (k == "--json")
-      json_path = v;
-    else if (k == "--bucket-mb")
-      bucket_mb = tb::parse_list(v);
-    else if (k == "--deterministic")
-      deterministic = v == "1";
-    else if (k == "--profile")
-      profile = v;
-    else {
-      std::cerr << "scaling_bench: unknown option " << k << "\n";
-      return 2;
-    }
+  CLI::App app{
+      "Data-parallel scaling on CPU devices: 1 device vs N (mirrored, host), "
+      "predicted beside measured"};
+  app.add_option("--batches", batches, "global batches, e.g. 128,512")->delimiter(',');
+  app.add_option("--devices", devices, "devices of the parallel runs")->check(CLI::PositiveNumber);
+  app.add_option("--repeats", repeats, "interleaved rounds (median)")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "steps timed per round")->check(CLI::PositiveNumber);
+  app.add_option("--json", json_path, "write the results here");
+  app.add_option("--bucket-mb", bucket_mb, "gradient bucket sizes, e.g. 1,4,25")->delimiter(',');
+  app.add_option("--deterministic", deterministic, "1: deterministic mode");
+  app.add_option("--profile", profile, "hardware profile to predict with");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
   nlohmann::json out = {{"devices", devices},
                         {"repeats", repeats},

@@ -2,6 +2,7 @@
 // the step's GEMM shapes alone. For each thread count, interleaved, median of repetitions.
 //   step_bench [--batch 128] [--threads 1,2] [--repeats 7] [--steps 10] [--json out.json]
 // Prints ms/step, GFLOP/s, step/floor and the phase breakdown of the step.
+#include <CLI/CLI.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -30,28 +31,19 @@ struct Options {
   std::string json;
 };
 
+// Unknown flags are an error and --help prints the usage (CLI11).
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--batch")
-      o.batch = std::stoll(value);
-    else if (key == "--repeats")
-      o.repeats = std::stoi(value);
-    else if (key == "--steps")
-      o.steps = std::stoi(value);
-    else if (key == "--json")
-      o.json = value;
-    else if (key == "--threads") {
-      o.threads.clear();
-      for (size_t at = 0; at < value.size();) {
-        const size_t comma = value.find(',', at);
-        o.threads.push_back(std::stoi(value.substr(at, comma - at)));
-        at = comma == std::string::npos ? value.size() : comma + 1;
-      }
-    } else {
-      throw std::runtime_error("unknown option " + key);
-    }
+  CLI::App app{"The seed training step against its GEMM floor, per thread count"};
+  app.add_option("--batch", o.batch, "global batch")->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.threads, "thread counts, e.g. 1,2")->delimiter(',');
+  app.add_option("--repeats", o.repeats, "interleaved rounds (median)")->check(CLI::PositiveNumber);
+  app.add_option("--steps", o.steps, "steps timed per round")->check(CLI::PositiveNumber);
+  app.add_option("--json", o.json, "write the results here");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    std::exit(app.exit(e));
   }
   return o;
 }

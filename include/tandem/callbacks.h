@@ -53,6 +53,7 @@ struct ModelCheckpointOptions {
   std::string mode = "auto";
 };
 // Saves the model (or its weights) after every epoch, or only when `monitor` improves.
+// In a multi-process (MPI) job only rank 0 writes.
 // "{epoch}" in the path becomes the 1-based epoch number (Keras's {epoch:02d} works too).
 std::shared_ptr<Callback> ModelCheckpoint(const std::string& filepath,
                                           ModelCheckpointOptions options = {});
@@ -60,7 +61,8 @@ std::shared_ptr<Callback> ModelCheckpoint(const std::string& filepath,
 // Stops training as soon as a batch's loss is NaN or infinite.
 std::shared_ptr<Callback> TerminateOnNaN();
 
-// Appends one row per epoch (epoch, then the logs in name order) to a CSV file.
+// Appends one row per epoch (epoch, then the logs in name order) to a CSV file. In a
+// multi-process (MPI) job only rank 0 opens and writes it.
 std::shared_ptr<Callback> CSVLogger(const std::string& filename, char separator = ',',
                                     bool append = false);
 

@@ -61,4 +61,10 @@ class CommError : public Error {
   using Error::Error;
 };
 
+// Numbers that went wrong: a loss that became NaN or infinite, weights that hold NaN.
+class NumericError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace tandem

@@ -80,7 +80,15 @@ void bind_arrays(nb::module_& m) {
       .def_prop_ro("count", &Samples::count)
       .def_prop_ro("sample_shape", &Samples::sample_shape)
       .def_prop_ro("is_bytes", &Samples::is_bytes)
-      .def("at", &Samples::at);
+      .def(
+          "at",
+          [](const Samples& s, int64_t row, int64_t j) {
+            if (row < 0 || row >= s.count() || j < 0 || j >= s.sample_size()) {
+              throw nb::index_error("Samples.at: index out of range");
+            }
+            return s.at(row, j);
+          },
+          nb::arg("row"), nb::arg("j"));
   m.def(
       "samples",
       [](const InputArray& array, float scale) { return to_samples(array, "samples", scale); },

@@ -4,8 +4,9 @@
 
 namespace tandem::python {
 namespace {
-// Guarded by the GIL: written and read only while it is held.
-std::unique_ptr<nanobind::python_error> kept;
+// Per thread: a callback runs on the thread that called fit, so each fit (several may run at
+// once on different threads) keeps and restores only its own error. Used with the GIL held.
+thread_local std::unique_ptr<nanobind::python_error> kept;
 }  // namespace
 
 void keep_callback_error(nanobind::python_error& error) {

@@ -1,7 +1,7 @@
 // tandem's typed errors as Python exceptions of the matching built-in kind, each a subclass
 // a Keras program already catches: shapes and arguments -> ValueError, a missing file ->
 // FileNotFoundError, an unreadable or corrupt file -> OSError, a failing library or rank ->
-// RuntimeError. The C++ message is kept whole.
+// RuntimeError, numbers gone wrong -> FloatingPointError. The C++ message is kept whole.
 #include <filesystem>
 #include <new>
 
@@ -29,6 +29,7 @@ struct ErrorTypes {
   PyObject* format;     // FormatError(Error, OSError)
   PyObject* backend;    // BackendError(Error, RuntimeError)
   PyObject* comm;       // CommError(Error, RuntimeError)
+  PyObject* numeric;    // NumericError(Error, FloatingPointError)
 };
 ErrorTypes types;
 
@@ -71,6 +72,9 @@ void bind_errors(nb::module_& m) {
   types.comm = make_type(m, "CommError", bases({types.error, PyExc_RuntimeError}),
                          "Another rank of a multi-process job died, hung or disagreed.");
 
+  types.numeric = make_type(m, "NumericError", bases({types.error, PyExc_FloatingPointError}),
+                            "A loss that became NaN or infinite, weights that hold NaN.");
+
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
@@ -88,6 +92,8 @@ void bind_errors(nb::module_& m) {
       PyErr_SetString(types.backend, e.what());
     } catch (const CommError& e) {
       PyErr_SetString(types.comm, e.what());
+    } catch (const NumericError& e) {
+      PyErr_SetString(types.numeric, e.what());
     } catch (const Error& e) {
       PyErr_SetString(types.error, e.what());
     } catch (const std::bad_alloc& e) {

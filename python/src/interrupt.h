@@ -1,7 +1,9 @@
 // Ctrl-C during fit: Python's own SIGINT handler cannot run while C++ holds the thread, so
-// for the length of a fit tandem installs one that only raises a flag. A callback stops
-// training at the next batch boundary (the model is left consistent and usable), and once
-// the GIL is back the fit raises KeyboardInterrupt. A second Ctrl-C ends the process at once.
+// for the length of a fit on the main thread (and only while Python's default handler is
+// in place: a program's own handler or SIG_IGN is left alone) tandem installs one that
+// only raises this guard's flag. A callback stops training at the next batch boundary (the
+// model is left consistent and usable); once the GIL is back, the interrupt is handed to
+// Python, whose handler raises KeyboardInterrupt. A second Ctrl-C ends the process at once.
 #pragma once
 
 #include <csignal>
@@ -13,15 +15,15 @@ namespace tandem::python {
 
 class InterruptGuard {
  public:
-  // Installs the handler only when `active` (fit runs on Python's main thread).
   explicit InterruptGuard(bool active);
   ~InterruptGuard();
   InterruptGuard(const InterruptGuard&) = delete;
   InterruptGuard& operator=(const InterruptGuard&) = delete;
 
-  // The callback that turns the flag into model.stop_training; add it to the fit's list.
-  std::shared_ptr<Callback> callback() const;
-  // Raises KeyboardInterrupt (a nanobind::python_error) if Ctrl-C came during the fit.
+  // The callback that turns this guard's flag into model.stop_training; null when inactive.
+  std::shared_ptr<Callback> callback();
+  // Hands a Ctrl-C that came during the fit to Python (GIL held): throws the
+  // nanobind::python_error its handler raised.
   void raise_if_interrupted() const;
 
  private:

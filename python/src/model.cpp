@@ -31,12 +31,13 @@ std::vector<Tensor> weights_from_numpy(const std::vector<InputArray>& arrays) {
   return out;
 }
 
+// catch_interrupt: fit runs on Python's main thread with Python's default SIGINT handler.
 History fit(Model& model, const InputArray& x, const InputArray& y, FitOptions options,
-            bool main_thread) {
+            bool catch_interrupt) {
   const Samples xs = to_samples(x, "fit: x");
   const Samples ys = to_samples(y, "fit: y");
-  InterruptGuard guard(main_thread);
-  options.callbacks.push_back(guard.callback());
+  InterruptGuard guard(catch_interrupt);
+  if (auto stop = guard.callback()) options.callbacks.push_back(std::move(stop));
   History history;
   {
     nb::gil_scoped_release release;
@@ -105,7 +106,7 @@ void bind_model(nb::module_& m) {
            nb::overload_cast<const Optimizer&, const std::string&, const std::vector<std::string>&>(
                &Model::compile),
            nb::arg("optimizer"), nb::arg("loss"), nb::arg("metrics"))
-      .def("fit", &fit, nb::arg("x"), nb::arg("y"), nb::arg("options"), nb::arg("main_thread"))
+      .def("fit", &fit, nb::arg("x"), nb::arg("y"), nb::arg("options"), nb::arg("catch_interrupt"))
       .def(
           "evaluate",
           [](Model& model, const InputArray& x, const InputArray& y, int64_t batch_size,

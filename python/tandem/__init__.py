@@ -15,6 +15,7 @@ from ._tandem import (  # noqa: F401  (the exception types, for ``except tandem.
     FileNotFoundError,
     FormatError,
     IoError,
+    NumericError,
     ShapeError,
 )
 

@@ -6,8 +6,8 @@
         model.compile(...)
     model.fit(x, y, batch_size=128)   # on 2 devices
 
-A model remembers the strategy in whose scope it was built; its fit, evaluate and predict
-run on that many devices. On this machine a device is a group of CPU cores; ``mirrored``
+A model remembers the strategy in whose scope it was built; its fit runs on that many
+devices (evaluate and predict run on one device, with all of this process's cores). On this machine a device is a group of CPU cores; ``mirrored``
 keeps a full replica of the weights per device and reduces gradients in buckets as backward
 produces them (tandem's fast path); ``host`` is Keras's multi_gpu_model design (one copy of
 the weights, outputs and gradients gathered every step), kept to measure the difference.

@@ -15,6 +15,7 @@ def test_hierarchy():
     assert issubclass(tandem.IoError, OSError) and issubclass(tandem.FormatError, OSError)
     assert issubclass(tandem.BackendError, RuntimeError)
     assert issubclass(tandem.CommError, RuntimeError)
+    assert issubclass(tandem.NumericError, FloatingPointError)
 
 
 def test_shape_error_is_value_error(data):

@@ -106,3 +106,34 @@ def test_mpi_hung_rank_is_a_comm_error(tmp_path):
     assert out.returncode != 0
     assert "caught CommError:" in out.stdout, out.stdout[-2000:] + out.stderr[-2000:]
     assert "rank 0" in out.stdout
+
+
+FILES_PROGRAM = """
+import sys
+import numpy as np
+import tandem.keras as keras
+x = np.random.default_rng(0).standard_normal((128, 6)).astype("float32")
+y = keras.utils.to_categorical((x[:, 0] > 0).astype("uint8"), 2)
+model = keras.Sequential([keras.Input(shape=(6,)), keras.layers.Dense(2, activation="softmax")])
+model.compile(optimizer="sgd", loss="categorical_crossentropy")
+model.fit(x, y, batch_size=32, epochs=3, verbose=0, callbacks=[
+    keras.callbacks.CSVLogger(sys.argv[1] + "/log.csv", append=True),
+    keras.callbacks.ModelCheckpoint(sys.argv[1] + "/ck-{epoch}.tandem")])
+"""
+
+
+def test_mpi_callback_files_are_written_once(tmp_path):
+    require_mpirun()
+    program = tmp_path / "files.py"
+    program.write_text(FILES_PROGRAM)
+    out = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
+                          sys.executable, str(program), str(tmp_path)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    # append=True: a second writer would have doubled the rows.
+    rows = (tmp_path / "log.csv").read_text().splitlines()
+    assert rows[0].startswith("epoch") and [r.split(",")[0] for r in rows[1:]] == ["0", "1", "2"]
+    from tandem.keras.models import load_model
+    for epoch in (1, 2, 3):
+        load_model(tmp_path / f"ck-{epoch}.tandem")  # complete, readable
+    assert not list(tmp_path.glob("*.tmp*"))

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/atomic_write.h"
+#include "cli/nan_guard.h"
 #include "tandem/error.h"
 
 namespace tandem::cli {
@@ -36,6 +37,10 @@ struct LoadedRun {
 
 LoadedRun load_run(const SavedModelRunOptions& o) {
   Model model = Model::load(o.model_path);
+  if (const auto bad = non_finite_weight(model)) {
+    throw NumericError(o.model_path + ": the model's " + *bad +
+                       " holds NaN or infinities; its outputs would be meaningless");
+  }
   if (model.input_shape() != Shape{kImageSize}) {
     throw ShapeError(o.model_path + ": the model expects inputs of shape " +
                      shape_to_string(model.input_shape()) + " but " + o.data.dataset +

@@ -15,12 +15,22 @@
 #include "cli/eval_commands.h"
 #include "cli/summary_command.h"
 #include "cli/train_command.h"
+#include "cli/typo_hint.h"
 #include "tandem/error.h"
 #include "tandem/mpi.h"
 
 namespace {
 
-enum ExitCode { kOk = 0, kOther = 1, kConfig = 2, kIo = 3, kShape = 4, kBackend = 5, kComm = 6 };
+enum ExitCode {
+  kOk = 0,
+  kOther = 1,
+  kConfig = 2,
+  kIo = 3,
+  kShape = 4,
+  kBackend = 5,
+  kComm = 6,
+  kNumeric = 7
+};
 
 // In a job of several MPI ranks every message names the rank and host, and an error ends
 // the whole job (the other ranks would otherwise wait for this one).
@@ -58,7 +68,9 @@ int run(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --help-all
+    // The same form and exit code as tandem's own errors, with the nearest name for a typo.
+    return report((e.what() + tandem::cli::typo_hint(app, argc, argv)).c_str(), kConfig);
   }
   if (train->parsed()) return tandem::cli::run_train(train_options);
   if (evaluate->parsed()) return tandem::cli::run_evaluate(evaluate_options);
@@ -91,6 +103,8 @@ int main(int argc, char** argv) {
     return report(e.what(), kIo);
   } catch (const tandem::ShapeError& e) {
     return report(e.what(), kShape);
+  } catch (const tandem::NumericError& e) {
+    return report(e.what(), kNumeric);
   } catch (const tandem::BackendError& e) {
     return report(e.what(), kBackend);
   } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 #include "tandem/error.h"
 #include "tandem/layers.h"
@@ -34,9 +35,22 @@ CLI::Validator positive_number() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         const auto value = parse_number<double>(text);
-        return value && *value > 0 ? "" : "must be a number > 0, got '" + text + "'";
+        return value && std::isfinite(*value) && *value > 0
+                   ? ""
+                   : "must be a finite number > 0, got '" + text + "'";
       },
       "POSITIVE", "positive_number");
+}
+
+CLI::Validator unsigned_64() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return parse_number<uint64_t>(text) &&
+                       text.find_first_not_of("0123456789") == std::string::npos
+                   ? ""
+                   : "must be an integer in [0, 2^64), got '" + text + "'";
+      },
+      "UINT64", "unsigned_64");
 }
 
 CLI::Validator fraction_below_one() {

@@ -33,6 +33,7 @@ struct ModelShapeOptions {
 CLI::Validator positive_integer();
 CLI::Validator positive_number();
 CLI::Validator fraction_below_one();  // [0, 1)
+CLI::Validator unsigned_64();         // [0, 2^64): seeds; "-1" and "18446744073709551616" fail
 
 void add_data_options(CLI::App& command, DataOptions& options);
 void add_model_shape_options(CLI::App& command, ModelShapeOptions& options);

@@ -7,6 +7,7 @@
 
 #include "cli/atomic_write.h"
 #include "cli/metrics_json.h"
+#include "cli/nan_guard.h"
 #include "tandem/callbacks.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
@@ -97,6 +98,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->group("Training");
   cmd->add_option("--seed", o.seed, "Seed for weights, shuffling and dropout (repeatable runs)")
       ->type_name("N")
+      ->check(unsigned_64())
       ->group("Run");
   cmd->add_option("--threads", o.threads, "CPU threads [default: every core available]")
       ->type_name("N")
@@ -123,7 +125,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "order; slower)")
       ->group("Parallel");
   cmd->add_option("--bucket-mb", o.bucket_mb, "Gradient bucket size in MB for the reduction")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_number())
       ->capture_default_str()
       ->group("Parallel");
   cmd->add_option("--grad-compression", o.grad_compression,
@@ -152,6 +154,10 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "Continue from the newest intact checkpoint in --checkpoint-dir (none: start "
                 "from the beginning)")
       ->group("Checkpoints");
+  cmd->add_flag("--continue-on-nan", o.continue_on_nan,
+                "Train on when the loss becomes NaN or infinite, and save the model anyway "
+                "[default: stop, save nothing, exit 7]")
+      ->group("Run");
   cmd->add_option("--verbose", o.verbose,
                   "0 silent, 1 progress bar on a terminal (one line per epoch otherwise), "
                   "2 one line per epoch")
@@ -204,12 +210,13 @@ int run_train(const TrainOptions& o) {
   if (o.verbose && writer) model.summary();
 
   auto epoch_timer = std::make_shared<EpochTimer>();
+  auto nan_guard = std::make_shared<NanGuard>(/*stop=*/!o.continue_on_nan);
   FitOptions fit{.batch_size = o.batch_size,
                  .epochs = o.epochs,
                  .verbose = o.verbose,
                  .seed = o.seed,
                  .validation_split = o.validation_split,
-                 .callbacks = {epoch_timer},
+                 .callbacks = {epoch_timer, nan_guard},
                  .devices = o.devices,
                  .strategy = o.strategy,
                  .threads_per_device = o.threads_per_device,
@@ -224,6 +231,11 @@ int run_train(const TrainOptions& o) {
                  .trace_path = o.trace_path};
   auto start = SteadyClock::now();
   const History history = model.fit(x_train, y_train, fit);
+  if (nan_guard->first_bad() && !o.continue_on_nan) {
+    throw NumericError("the loss became NaN or infinite at " + *nan_guard->first_bad() +
+                       "; training stopped and nothing was saved (try a lower --lr, or "
+                       "--continue-on-nan to train on and save anyway)");
+  }
   TrainReport report{.history = history, .epoch_seconds = epoch_timer->seconds()};
   report.train_seconds = seconds_since(start);
   report.phase_seconds = model.run_times().phase_seconds;
@@ -261,6 +273,10 @@ int run_train(const TrainOptions& o) {
 
   if (!o.trace_path.empty() && o.verbose) fmt::print("wrote the timeline to {}\n", o.trace_path);
   if (!o.save_path.empty()) {
+    if (const auto bad = non_finite_weight(model)) {
+      fmt::print(stderr, "tandem: warning: saving a model whose {} holds NaN or infinities\n",
+                 *bad);
+    }
     model.save(o.save_path);
     if (o.verbose) fmt::print("saved model to {}\n", o.save_path);
   }

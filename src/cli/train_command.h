@@ -35,6 +35,7 @@ struct TrainOptions {
   std::string checkpoint_dir, checkpoint_every;
   int keep_checkpoints = 3;
   bool resume = false;
+  bool continue_on_nan = false;  // default: a NaN/inf loss stops the run, exit 7, nothing saved
   int verbose = 1;
   std::string save_path;          // empty: do not save
   std::string metrics_json_path;  // empty: no report

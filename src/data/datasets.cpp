@@ -27,12 +27,18 @@ struct Origin {
   int64_t count_offset = 0;
 };
 
-// `dir/name`, else `dir/name.gz`.
+// `dir/name` or `dir/name.gz`; both present is an error naming both.
 std::string find_idx_file(const fs::path& dir, const std::string& name, const std::string& hint) {
   const fs::path plain = dir / name, gzipped = dir / (name + ".gz");
   std::error_code ignored;  // an unreadable entry counts as missing here; read_idx says why
-  if (fs::exists(plain, ignored)) return plain.string();
-  if (fs::exists(gzipped, ignored)) return gzipped.string();
+  const bool has_plain = fs::exists(plain, ignored), has_gzipped = fs::exists(gzipped, ignored);
+  if (has_plain && has_gzipped) {
+    // Which of the two is the data is not ours to guess: they may differ.
+    throw ConfigError("both " + plain.string() + " and " + gzipped.string() +
+                      " exist; remove or move the one that should not be read");
+  }
+  if (has_plain) return plain.string();
+  if (has_gzipped) return gzipped.string();
   throw IoError(plain.string(), "no such file (nor " + gzipped.string() + ")" + hint);
 }
 

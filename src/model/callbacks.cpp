@@ -11,6 +11,7 @@
 #include "model/progress.h"
 #include "tandem/error.h"
 #include "tandem/model.h"
+#include "tandem/mpi.h"
 
 namespace tandem {
 namespace {
@@ -22,6 +23,10 @@ bool maximises(const std::string& monitor, const std::string& mode) {
   if (mode != "auto") throw ConfigError("mode must be auto, min or max, got '" + mode + "'");
   return monitor.find("acc") != std::string::npos;
 }
+
+// In a multi-process job every rank runs the same callbacks on the same logs; the files they
+// write are rank 0's alone (the others would truncate or replace the same files).
+bool writes_files() { return mpi::rank() == 0; }
 
 const double* find_log(const Logs& logs, const std::string& key) {
   auto it = logs.find(key);
@@ -92,6 +97,7 @@ class ModelCheckpointCallback final : public Callback {
                       : std::numeric_limits<double>::infinity();
   }
   void on_epoch_end(int epoch, const Logs& logs) override {
+    if (!writes_files()) return;
     if (o_.save_best_only) {
       const double* value = find_log(logs, o_.monitor);
       if (!value) {
@@ -131,12 +137,14 @@ class CSVLoggerCallback final : public Callback {
   CSVLoggerCallback(std::string filename, char separator, bool append)
       : filename_(std::move(filename)), separator_(separator), append_(append) {}
   void on_train_begin(const Logs&) override {
+    if (!writes_files()) return;
     const bool exists = std::ifstream(filename_).good();
     write_header_ = !(append_ && exists);
     file_.open(filename_, append_ ? std::ios::app : std::ios::trunc);
     if (!file_) throw IoError(filename_, "CSVLogger: cannot open for writing");
   }
   void on_epoch_end(int epoch, const Logs& logs) override {
+    if (!file_.is_open()) return;  // not rank 0
     if (write_header_) {
       file_ << "epoch";
       for (const auto& [k, v] : logs) file_ << separator_ << k;

@@ -129,6 +129,12 @@ constexpr uint64_t kDropoutStream = 2ull << 40;
 
 History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions& o) {
   ensure_built();
+  // compile() refuses while this fit runs (it would free the optimizer state in use).
+  struct Running {
+    int& count;
+    explicit Running(int& c) : count(c) { ++count; }
+    ~Running() { --count; }
+  } running(state_->fits_running);
   auto& s = *state_;
   check_fit_options(o);
   detail::check_targets(s, x_all, y_all, "fit");
@@ -216,7 +222,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
     detail::Tracer::name_thread("main");
   }
   auto strategy = detail::make_strategy(s, so);
-  strategy->prepare(o.batch_size);
+  strategy->prepare(std::min(o.batch_size, x.count()));  // no buffer beyond the data
   if (tracer) tracer->set_origin(Clock::now());
   const uint64_t seed = progress.seed;
   const int64_t count = x.count();
@@ -254,7 +260,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
     Logs logs;
     if (total.samples > 0) {
       logs["loss"] = total.loss_sum / total.samples;
-      if (compiled.accuracy) logs["accuracy"] = total.correct_sum / total.samples;
+      if (compiled.accuracy) logs[compiled.accuracy_name] = total.correct_sum / total.samples;
     }
     for (int64_t step = resumed ? start.step : 0; step < steps_per_epoch; ++step) {
       const int64_t begin = step * o.batch_size;
@@ -268,7 +274,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
       if (tracer) detail::Tracer::record("train step", "step", step_start);
       total += batch;
       logs["loss"] = total.loss_sum / total.samples;
-      if (compiled.accuracy) logs["accuracy"] = total.correct_sum / total.samples;
+      if (compiled.accuracy) logs[compiled.accuracy_name] = total.correct_sum / total.samples;
       bar.update(step + 1, logs);
       for (const auto& cb : o.callbacks) cb->on_train_batch_end(step, logs);
       if (o.checkpoint_every > 0 && o.checkpoint_unit == "step" &&
@@ -324,7 +330,7 @@ std::map<std::string, double> Model::train_on_batch(const Samples& x, const Samp
   std::iota(rows.begin(), rows.end(), 0);
   const auto batch = strategy->train_step(x, y, rows, next_seed());
   std::map<std::string, double> logs = {{"loss", batch.loss_sum / batch.samples}};
-  if (s.compiled->accuracy) logs["accuracy"] = batch.correct_sum / batch.samples;
+  if (s.compiled->accuracy) logs[s.compiled->accuracy_name] = batch.correct_sum / batch.samples;
   return logs;
 }
 

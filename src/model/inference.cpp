@@ -24,7 +24,7 @@ Logs evaluate_batches(Strategy& strategy, const Compiled& compiled, const Sample
     const auto batch = strategy.test_step(x, y, {rows.data(), static_cast<size_t>(n)});
     total += batch;
     logs["loss"] = total.loss_sum / total.samples;
-    if (compiled.accuracy) logs["accuracy"] = total.correct_sum / total.samples;
+    if (compiled.accuracy) logs[compiled.accuracy_name] = total.correct_sum / total.samples;
     if (progress) progress->update(step, logs);
   }
   return logs;

@@ -3,6 +3,7 @@
 #include "tandem/model.h"
 
 #include <iostream>
+#include <set>
 
 #include "model/model_state.h"
 #include "nn/initializer.h"
@@ -74,15 +75,23 @@ void Model::compile(const Optimizer& optimizer, const std::string& loss,
                     const std::vector<std::string>& metrics) {
   ensure_built();
   auto& s = *state_;
+  if (s.fits_running > 0) {
+    throw ConfigError("compile: model '" + s.name +
+                      "' is being trained (fit is running); compile before or after fit");
+  }
   detail::Compiled c;
   c.optimizer = optimizer;
   c.kernel = detail::make_optimizer_kernel(optimizer);
   c.loss = detail::Loss(detail::parse_loss(loss));
+  // Keras's spellings of accuracy; each picks the accuracy that fits the loss, as "accuracy"
+  // does, and names the logs as the user wrote it ("acc" -> "acc", "val_acc").
+  static const std::set<std::string> kAccuracy = {"accuracy", "acc", "categorical_accuracy",
+                                                  "sparse_categorical_accuracy", "binary_accuracy"};
   for (const std::string& m : metrics) {
-    if (m != "accuracy" && m != "acc") {
-      throw ConfigError("unknown metric '" + m + "' (known: accuracy)");
-    }
+    if (!kAccuracy.contains(m)) throw ConfigError("unknown metric '" + m + "' (known: accuracy)");
+    if (c.accuracy) throw ConfigError("metric '" + m + "': accuracy is already a metric");
     c.accuracy = true;
+    c.accuracy_name = m;
   }
   c.metrics = metrics;
   c.accuracy_kind = detail::accuracy_for(c.loss.kind(), s.classes());

@@ -19,6 +19,7 @@ struct Compiled {
   std::unique_ptr<OptimizerKernel> kernel;
   Loss loss{LossKind::categorical_crossentropy};
   bool accuracy = false;
+  std::string accuracy_name = "accuracy";  // the log key: the metric as the user spelt it
   AccuracyKind accuracy_kind = AccuracyKind::categorical;
   std::vector<std::string> metrics;
 };
@@ -38,6 +39,9 @@ struct ModelState {
 
   std::optional<Compiled> compiled;
   RunTimes run_times;
+  // Fits running on this model (a callback may start another): compile() would free what
+  // they use, so it refuses while this is not zero.
+  int fits_running = 0;
 
   // Rows of the last axis: the classes a loss and accuracy see.
   int64_t classes() const { return graph->output().shape.back(); }

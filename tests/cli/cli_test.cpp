@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "skip.h"
 #include "tandem/tandem.h"
 
 namespace {
@@ -118,7 +119,7 @@ class CliDataTest : public CliTest {
  protected:
   void SetUp() override {
     if (!has_fashion_mnist()) {
-      GTEST_SKIP() << "needs " << kFashionDir << " (apt-get install dataset-fashion-mnist)";
+      TANDEM_SKIP("needs " << kFashionDir << " (apt-get install dataset-fashion-mnist)");
     }
   }
 };
@@ -250,6 +251,31 @@ TEST_F(CliDataTest, PredictWritesClassAndProbabilitiesCsv) {
   int rows = 0;
   while (std::getline(lines, line)) expect_prediction_row(line, rows++);
   EXPECT_EQ(rows, 20);
+}
+
+// A loss that became NaN: by default the run stops, exits 7 and saves nothing; with
+// --continue-on-nan it saves with a warning, and evaluate / predict refuse that model.
+TEST_F(CliDataTest, NanRunSavesNothingUnlessAskedAndItsModelIsRefused) {
+  const std::string model = dir.file("nan.tdm");
+  const std::string args =
+      "train --limit-train 256 --limit-test 64 --epochs 1 --layers 8 --threads 1 --verbose 0 "
+      "--optimizer sgd --lr 1e30 --save '" +
+      model + "'";
+  CliResult r = run_cli(args, dir);
+  EXPECT_EQ(r.exit_code, 7) << r.err;
+  EXPECT_FALSE(fs::exists(model));
+  r = run_cli(args + " --continue-on-nan", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("warning: saving a model whose weight"));
+  ASSERT_TRUE(fs::exists(model));
+  for (const char* command : {"predict", "evaluate"}) {
+    const std::string output =
+        std::string(command) == "predict" ? " --output '" + dir.file("p.csv") + "'" : "";
+    r = run_cli(std::string(command) + " --model '" + model + "' --limit 8" + output, dir);
+    EXPECT_EQ(r.exit_code, 7) << command << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(model + ": the model's weight"));
+  }
+  EXPECT_FALSE(fs::exists(dir.file("p.csv")));
 }
 
 TEST_F(CliDataTest, PredictWritesJson) {
@@ -389,6 +415,19 @@ TEST_P(CliBadCommandTest, FailsWithAMessageNamingTheProblem) {
 constexpr const char* kSmall = " --limit-train 64 --limit-test 64 --epochs 1 --threads 1";
 
 const BadCommand kBadCommands[] = {
+    {"TypoInOption", "train --epoch 3", {"tandem: error:", "did you mean --epochs?"}, 2},
+    {"NegativeSeed", "train --seed -1", {"--seed", "[0, 2^64)", "'-1'"}, 2},
+    {"SeedBeyond64Bits", "train --seed 18446744073709551616", {"--seed", "[0, 2^64)"}, 2},
+    {"NanBucketSize", "train --bucket-mb nan", {"--bucket-mb", "finite", "'nan'"}, 2},
+    {"LossBecomesNanSavesNothing",
+     std::string(
+         "train --layers 8 --optimizer sgd --lr 1e30 --batch-size 16 --save {dir}/nan.tdm") +
+         kSmall,
+     {"NaN or infinite", "epoch 1", "nothing was saved", "--continue-on-nan"},
+     7},
+    {"TypoInSubcommand", "trian", {"tandem: error:", "did you mean 'train'?"}, 2},
+    {"TypoInAdviseOption", "advise --hardwar pcie3-4gpu", {"did you mean --hardware?"}, 2},
+    {"UnknownFlagNoNearName", "summary --zzzzzzzzzz", {"tandem: error:", "zzzzzzzzzz"}, 2},
     {"UnknownOptimizer",
      std::string("train --optimizer adamw --layers 8") + kSmall,
      {"tandem: error:", "optimizer", "adamw"},

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "fixture_files.h"
+#include "skip.h"
 
 namespace tandem {
 namespace {
@@ -104,6 +105,16 @@ TEST_F(DatasetsTest, MissingFileNamesBothNamesTried) {
   EXPECT_THAT(e->what(), HasSubstr(plain + ": no such file (nor " + plain + ".gz)"));
 }
 
+TEST_F(DatasetsTest, PlainAndGzOfOneFileAreAnErrorNamingBoth) {
+  write_idx_dir(6, 2, /*gz_train=*/true, /*gz_test=*/false);
+  std::filesystem::copy_file(dir.file("train-labels-idx1-ubyte.gz"),
+                             dir.file("train-labels-idx1-ubyte"));
+  const auto e = fixtures::thrown<ConfigError>([&] { mnist::load_data(dir.path()); });
+  ASSERT_TRUE(e);
+  EXPECT_THAT(e->what(), HasSubstr(dir.file("train-labels-idx1-ubyte") + " and " +
+                                   dir.file("train-labels-idx1-ubyte.gz")));
+}
+
 TEST_F(DatasetsTest, FashionMnistMissingSaysHowToInstall) {
   const std::string missing = dir.file("fashion");
   const auto e = fixtures::thrown<IoError>([&] { fashion_mnist::load_data(missing); });
@@ -156,8 +167,8 @@ TEST_F(DatasetsTest, CorruptMemberFileKeepsItsOwnPath) {
 // The real data set, from Debian's dataset-fashion-mnist package, when installed.
 TEST(FashionMnistReal, LoadsInstalledDataset) {
   if (!std::filesystem::is_directory(fashion_mnist::kDefaultDir)) {
-    GTEST_SKIP() << fashion_mnist::kDefaultDir
-                 << " not present; `apt-get install dataset-fashion-mnist` to run this test";
+    TANDEM_SKIP(fashion_mnist::kDefaultDir
+                << " not present; `apt-get install dataset-fashion-mnist` to run this test");
   }
   const TrainTestSplit s = fashion_mnist::load_data();
   EXPECT_EQ(s.train.x.shape(), Shape({60000, 28, 28}));

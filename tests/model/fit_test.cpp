@@ -149,3 +149,46 @@ TEST(Fit, VerboseTwoPrintsOneLinePerEpoch) {
 
 }  // namespace
 }  // namespace tandem
+
+namespace tandem {
+namespace {
+
+// compile() during fit would free the optimizer state the running step uses.
+TEST(Fit, CompileInsideFitIsRefused) {
+  class Recompile : public Callback {
+   public:
+    void on_epoch_end(int, const Logs&) override {
+      try {
+        model().compile("adam", "mean_squared_error");
+      } catch (const ConfigError& e) {
+        message = e.what();
+      }
+    }
+    std::string message;
+  };
+  const auto toy = test::make_toy(64, 4, 3, 1);
+  Model model = small_mlp(4, 3);
+  model.compile("sgd", "categorical_crossentropy");
+  auto cb = std::make_shared<Recompile>();
+  model.fit(toy.x, toy.y_onehot, {.batch_size = 16, .epochs = 2, .verbose = 0, .callbacks = {cb}});
+  EXPECT_NE(cb->message.find("fit is running"), std::string::npos) << cb->message;
+  model.compile("adam", "categorical_crossentropy");  // after fit: fine
+}
+
+// A batch larger than the data sizes nothing beyond the data (it used to reserve buffers for
+// batch_size rows: 2^40 rows was a bad_alloc, 2^62 an overflow).
+TEST(Fit, BatchLargerThanTheDataIsOneBatch) {
+  const auto toy = test::make_toy(40, 4, 3, 1);
+  Model model = small_mlp(4, 3);
+  model.compile("sgd", "categorical_crossentropy", {"acc"});
+  for (int64_t batch : {int64_t{1} << 40, int64_t{1} << 62}) {
+    const History h = model.fit(toy.x, toy.y_onehot, {.batch_size = batch, .verbose = 0});
+    EXPECT_EQ(model.run_times().train_steps, 1);
+    // metrics=["acc"] names the logs "acc", as Keras does.
+    EXPECT_EQ(h.history.count("acc"), 1u);
+    EXPECT_EQ(h.history.count("accuracy"), 0u);
+  }
+}
+
+}  // namespace
+}  // namespace tandem

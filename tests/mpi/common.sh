@@ -1,13 +1,13 @@
 # Shared by the multi-process tests: usage `script.sh TANDEM WEIGHTS_DIFF MPIEXEC`.
-# Exit 77 marks a test skipped (ctest SKIP_RETURN_CODE).
+# A missing dependency skips the test (tests/skip.sh), or fails it in CI.
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../skip.sh"
 TANDEM=$1
 WEIGHTS_DIFF=$2
 MPIRUN=("$3" --allow-run-as-root --oversubscribe)
 DATA=/usr/share/datasets/fashion-mnist
 if [ ! -f "$DATA/train-images-idx3-ubyte.gz" ]; then
-  echo "SKIPPED: needs $DATA (apt-get install dataset-fashion-mnist)"
-  exit 77
+  skip "needs $DATA (apt-get install dataset-fashion-mnist)"
 fi
 WORK=$(mktemp -d /tmp/tandem_mpi_test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT

@@ -5,8 +5,7 @@
 # process's, bit for bit (deterministic mode). Needs root and `ip netns`: skipped otherwise.
 source "$(dirname "$0")/common.sh"
 if [ "$(id -u)" -ne 0 ] || ! command -v ip > /dev/null || ! command -v unshare > /dev/null; then
-  echo "SKIPPED: needs root, ip (iproute2) and unshare for network namespaces"
-  exit 77
+  skip "needs root, ip (iproute2) and unshare for network namespaces"
 fi
 a=tandem_a_$$
 b=tandem_b_$$
@@ -18,8 +17,7 @@ cleanup() {
 trap cleanup EXIT
 if ! ip netns add "$a" 2> /dev/null || ! ip netns add "$b" 2> /dev/null ||
   ! ip link add "tva$$" type veth peer name "tvb$$" 2> /dev/null; then
-  echo "SKIPPED: this machine does not allow network namespaces or veth pairs"
-  exit 77
+  skip "this machine does not allow network namespaces or veth pairs"
 fi
 ip link set "tva$$" netns "$a"
 ip link set "tvb$$" netns "$b"

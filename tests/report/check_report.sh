@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # `tandem bench scaling --report` on a small model: the HTML parses, every inline SVG parses
 # as XML, nothing is fetched or scripted, and the table, charts and training curves are all
-# there. Usage: check_report.sh TANDEM. Needs python3 (exit 77, skipped, without it).
+# there. Usage: check_report.sh TANDEM. Needs python3 (skipped without it, tests/skip.sh).
 set -euo pipefail
 TANDEM=$1
-command -v python3 > /dev/null || { echo "SKIPPED: needs python3"; exit 77; }
+source "$(dirname "$0")/../skip.sh"
+command -v python3 > /dev/null || skip "needs python3"
 WORK=$(mktemp -d /tmp/tandem_report_test.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 printf 'epoch,accuracy,loss,val_loss\n0,0.5,1.2,1.1\n1,0.7,0.9,0.95\n2,0.8,0.7,0.9\n' > "$WORK/log.csv"

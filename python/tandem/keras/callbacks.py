@@ -2,6 +2,8 @@
 training loop, with ``logs``, ``self.model`` and ``self.model.stop_training``), or use
 Keras's built-in ones, which run in C++. A Python callback's exception stops the fit and
 reaches the caller unchanged."""
+import string
+
 from .. import _tandem
 from . import _names
 from ._names import not_implemented
@@ -128,6 +130,11 @@ class ModelCheckpoint(_Builtin):
                                   "fit(checkpoint_dir=, checkpoint_every=) checkpoints by step")
         if initial_value_threshold is not None:
             raise not_implemented("ModelCheckpoint(initial_value_threshold=...)")
+        fields = {f for _, f, _, _ in string.Formatter().parse(str(filepath)) if f is not None}
+        if fields - {"epoch"}:
+            raise not_implemented(f"ModelCheckpoint({filepath!r}): the fields "
+                                  f"{sorted(fields - {'epoch'})} in the path",
+                                  "only {epoch} (and {epoch:02d}) is filled in")
         self.filepath = str(filepath)
         self._cpp = _tandem.ModelCheckpoint(self.filepath, monitor, bool(save_best_only),
                                             bool(save_weights_only), mode)

@@ -1,8 +1,11 @@
 """Model (functional), Sequential and load_model. Every method runs in C++: these classes
 turn Keras's arguments into tandem's and numpy arrays into views the engine reads."""
 import os
+import signal
 import sys
 import threading
+
+import operator
 
 import numpy as np
 
@@ -49,6 +52,9 @@ def _differs(value, default):
 
 
 def _verbose(verbose):
+    """Keras's "auto" is 1; ranks other than 0 of an MPI job print nothing."""
+    if _tandem.mpi.rank() != 0:
+        return 0
     return 1 if verbose == "auto" else int(verbose)
 
 
@@ -64,14 +70,34 @@ def _rank0():
     return _tandem.mpi.rank() == 0
 
 
+def _catches_interrupt():
+    """Ctrl-C stops a fit at a batch boundary when it runs on the main thread and the program
+    left Python's default SIGINT handler (a handler of its own, or SIG_IGN, stays in charge)."""
+    return (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+
+
+def _integer(value, what, bits=64):
+    """An int (numpy integers too) that fits the C++ field; its meaning (e.g. > 0) is
+    checked in C++, whose ConfigError says what is wrong."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {value!r}") from None
+    if not -(2**(bits - 1)) <= n < 2**(bits - 1):
+        raise ValueError(f"{what} must be below 2^{bits - 1}, got {n}")
+    return n
+
+
 class Model:
     """A functional model: ``Model(inputs=Input(...), outputs=...)``.
 
-    fit, evaluate and predict take the tandem options ``devices`` (CPU devices: groups of
-    cores), ``strategy`` ("mirrored" or "host"), ``deterministic`` (bitwise-identical
-    results for any device count) and, for fit, ``seed``, ``threads_per_device``,
-    ``checkpoint_dir`` / ``checkpoint_every`` / ``resume`` and ``trace_path``. Defaults come
-    from ``multi_gpu_model`` or the ``tandem.distribute`` strategy whose scope built it."""
+    fit takes the tandem options ``devices`` (CPU devices: groups of cores), ``strategy``
+    ("mirrored" or "host"), ``deterministic`` (bitwise-identical results for any device
+    count), ``seed``, ``threads_per_device``, ``checkpoint_dir`` / ``checkpoint_every`` /
+    ``resume`` and ``trace_path``; the defaults for the first three come from
+    ``multi_gpu_model`` or the ``tandem.distribute`` strategy whose scope built the model.
+    evaluate and predict run on one device (all of this process's cores)."""
 
     def __init__(self, inputs=None, outputs=None, name=None, **kwargs):
         inputs = kwargs.pop("input", inputs)  # Keras 1
@@ -183,12 +209,12 @@ class Model:
         y = _as_array(y, "fit: y")
         self._build_for(x)
         o = _tandem.FitOptions()
-        o.batch_size = 32 if batch_size is None else int(batch_size)
-        o.epochs = int(epochs)
+        o.batch_size = 32 if batch_size is None else _integer(batch_size, "fit: batch_size")
+        o.epochs = _integer(epochs, "fit: epochs", bits=32)
         o.verbose = _verbose(verbose)
         o.shuffle = bool(shuffle)
         o.validation_split = float(validation_split)
-        o.initial_epoch = int(initial_epoch)
+        o.initial_epoch = _integer(initial_epoch, "fit: initial_epoch", bits=32)
         o.devices, o.strategy, o.deterministic = self._devices(devices, strategy, deterministic)
         if seed is not None:
             o.seed = int(seed)
@@ -210,11 +236,16 @@ class Model:
             o.set_validation_data(_as_array(validation_data[0], "validation_data: x"),
                                   _as_array(validation_data[1], "validation_data: y"))
 
-        history = callbacks_module.History()
+        # Keras fills and returns a History the caller passed among the callbacks.
+        history = next((cb for cb in callbacks or []
+                        if isinstance(cb, callbacks_module.History)), None)
+        history = history or callbacks_module.History()
         steps = -(-int(len(x) * (1 - o.validation_split)) // max(o.batch_size, 1))
         params = {"verbose": o.verbose, "epochs": o.epochs, "steps": steps}
         cpp_callbacks = []
         for cb in callbacks or []:
+            if cb is history:
+                continue
             if not isinstance(cb, callbacks_module.Callback):
                 raise TypeError(f"fit: callbacks must be keras.callbacks.Callback objects, got "
                                 f"{cb!r}")
@@ -223,7 +254,7 @@ class Model:
             cpp_callbacks.append(cb._tandem_callback())
         o.callbacks = cpp_callbacks
         _flush()
-        result = self._cpp.fit(x, y, o, threading.current_thread() is threading.main_thread())
+        result = self._cpp.fit(x, y, o, _catches_interrupt())
         history.set_model(self)
         history.set_params(params)
         history.epoch = list(result.epoch)
@@ -240,8 +271,9 @@ class Model:
         x, y = _as_array(x, "evaluate: x"), _as_array(y, "evaluate: y")
         self._build_for(x)
         _flush()
-        logs = self._cpp.evaluate(x, y, 32 if batch_size is None else int(batch_size),
-                                  _verbose(verbose))
+        logs = self._cpp.evaluate(
+            x, y, 32 if batch_size is None else _integer(batch_size, "evaluate: batch_size"),
+            _verbose(verbose))
         ordered = {"loss": logs["loss"], **{k: v for k, v in logs.items() if k != "loss"}}
         if return_dict:
             return ordered
@@ -254,8 +286,9 @@ class Model:
         x = _as_array(x, "predict: x")
         self._build_for(x)
         _flush()
-        return self._cpp.predict(x, 32 if batch_size is None else int(batch_size),
-                                 _verbose(verbose))
+        return self._cpp.predict(
+            x, 32 if batch_size is None else _integer(batch_size, "predict: batch_size"),
+            _verbose(verbose))
 
     def predict_on_batch(self, x):
         x = _as_array(x, "predict_on_batch: x")
@@ -400,11 +433,19 @@ class Sequential(Model):
     def _build_for(self, x):
         self._build(x.shape[1:])
 
-    def compile(self, *args, **kwargs):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, **kwargs):
         if self._cpp_model is None and self._input is None:
-            self._compile_args = (args, kwargs)  # applied once data builds the model
+            # The C++ model is built from the first data; everything else is checked now.
+            if loss is None:
+                raise ValueError("compile: give loss= (e.g. 'categorical_crossentropy')")
+            self.optimizer = optimizers.get(optimizer)
+            losses.get(loss)
+            for m in metrics or []:
+                metrics_module.get(m)
+            self.loss = loss
+            self._compile_args = ((self.optimizer, loss, metrics), kwargs)
             return
-        Model.compile(self, *args, **kwargs)
+        Model.compile(self, optimizer, loss, metrics, **kwargs)
 
 
 class _Loaded(Model):

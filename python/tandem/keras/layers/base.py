@@ -1,4 +1,6 @@
 """Layer, Input and the symbolic tensors a functional model is built from."""
+import operator
+
 from ... import _tandem
 from .._names import not_implemented, reject_unknown
 
@@ -7,16 +9,21 @@ _LEGACY_KWARGS = ("input_shape", "batch_input_shape", "input_dim", "batch_size",
 
 
 def _shape_tuple(shape, owner):
-    if isinstance(shape, int):
+    if not isinstance(shape, (tuple, list)):
         shape = (shape,)
-    shape = tuple(shape)
+    out = []
     for d in shape:
         if d is None:
-            raise not_implemented(f"{owner} with a variable dimension {shape}",
+            raise not_implemented(f"{owner} with a variable dimension {tuple(shape)}",
                                   "give every per-sample dimension")
-        if not isinstance(d, int) or d <= 0:
-            raise ValueError(f"{owner}: dimensions must be positive integers, got {shape}")
-    return shape
+        try:
+            d = operator.index(d)  # numpy integers too
+        except TypeError:
+            raise ValueError(f"{owner}: dimensions must be integers, got {tuple(shape)}") from None
+        if d <= 0 or isinstance(d, bool):
+            raise ValueError(f"{owner}: dimensions must be positive, got {tuple(shape)}")
+        out.append(d)
+    return tuple(out)
 
 
 class KerasTensor:

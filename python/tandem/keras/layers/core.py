@@ -1,4 +1,6 @@
 """Keras's core layers (also reachable as keras.layers.core, Keras 2's module)."""
+import operator
+
 from ... import _tandem
 from .. import activations, initializers
 from .._names import not_implemented
@@ -20,8 +22,14 @@ class Dense(Layer):
                            ("bias_constraint", bias_constraint), ("lora_rank", lora_rank)):
             if value is not None:
                 raise not_implemented(f"Dense({arg}=...)")
-        if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
-            raise ValueError(f"Dense: units must be a positive integer, got {units!r}")
+        if isinstance(units, bool):
+            raise TypeError(f"Dense: units must be an integer, got {units!r}")
+        try:
+            units = operator.index(units)  # numpy integers too
+        except TypeError:
+            raise TypeError(f"Dense: units must be an integer, got {units!r}") from None
+        if units <= 0:
+            raise ValueError(f"Dense: units must be a positive integer, got {units}")
         self.units = units
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)

@@ -24,8 +24,8 @@ class _ParallelModel(models.Model):
 
 
 def multi_gpu_model(model, gpus=None, cpu_merge=True, cpu_relocation=False, strategy="mirrored"):
-    """A model that shares ``model``'s weights and whose fit, evaluate and predict run on
-    ``gpus`` devices (a count, or a list whose length counts them; on this machine a device
+    """A model that shares ``model``'s weights and whose fit runs on ``gpus`` devices
+    (evaluate and predict run on one device, with all of this process's cores) (a count, or a list whose length counts them; on this machine a device
     is a group of CPU cores).
 
     Keras 2's multi_gpu_model kept one copy of the weights on the host, copied them to every
