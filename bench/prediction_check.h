@@ -1,7 +1,7 @@
 // The cost model against measurements taken in the same run: the hardware profile's
 // device is calibrated with this run's own one-device step at the first batch, then the
 // model predicts each measured configuration's speedup; the table shows both and the error
-// (the goal is within +-15%, issue 5).
+// (the goal: within +-15%).
 #pragma once
 
 #include <cmath>

@@ -11,8 +11,14 @@ void set_random_seed(uint64_t seed);
 // Draws the next seed from the global stream (used for models and fits without a seed).
 uint64_t next_seed();
 
-// Threads a single device uses (<= 0: every core this process may run on).
+// Threads a single device uses (<= 0: every core this process may run on). More than
+// kOversubscription per available core is a ConfigError (it crashed inside OpenMP).
 void set_num_threads(int threads);
 int num_threads();
+// Cores this process may run on (its affinity mask), and the most threads (and devices x
+// threads per device) tandem will start: kOversubscription of them per core.
+inline constexpr int kOversubscription = 8;
+int available_cores();
+int max_threads();
 
 }  // namespace tandem

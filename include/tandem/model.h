@@ -39,7 +39,9 @@ struct FitOptions {
   int devices = 1;
   std::string strategy = "mirrored";  // mirrored | host (multi_gpu_model's design)
   int threads_per_device = 0;         // <= 0: the available cores shared out
-  // Weights bitwise identical for 1, 2 and 4 devices (fixed micro-shards, fixed sum order).
+  // Weights bitwise identical for 1, 2 and 4 devices and any number of MPI ranks (fixed
+  // micro-shards, fixed sum order, one thread per device: oneDNN's results can depend on its
+  // thread count; threads_per_device > 1 is a ConfigError).
   bool deterministic = false;
   int64_t bucket_bytes = 4 << 20;  // gradient bucket size for the all-reduce
   // mirrored: "sharded" (each device reduces and updates 1/N of the parameters) or
@@ -61,8 +63,16 @@ struct FitOptions {
   std::string checkpoint_unit = "epoch";  // epoch | step
   int keep_checkpoints = 3;
   // Continue from the newest intact checkpoint in checkpoint_dir (a corrupt or truncated
-  // one is reported and skipped); none there: start from the beginning.
+  // one is reported and skipped); none there: start from the beginning. The checkpoint must
+  // be of this run: the same model, data, batch size, shuffling, optimizer and every one of
+  // its hyperparameters, strategy, reducer, deterministic mode and (when given) seed; any
+  // difference is a ConfigError listing each, unless named in resume_overrides (e.g.
+  // {"learning_rate"}: this run's value is used from the checkpoint on).
   bool resume = false;
+  std::vector<std::string> resume_overrides;
+  // A fresh run (no resume) into a checkpoint_dir that holds checkpoints is a ConfigError
+  // naming them, so another run's checkpoints are never deleted by accident; true replaces them.
+  bool overwrite_checkpoints = false;
   // Write a timeline of the fit (Chrome trace events: per-layer forward and backward, each
   // bucket's all-reduce, optimizer, data, idle; a lane per device, a process per rank) to
   // this path; open it in https://ui.perfetto.dev or chrome://tracing. Rank 0 writes it.

@@ -90,6 +90,8 @@ void bind_model(nb::module_& m) {
       .def_rw("checkpoint_unit", &FitOptions::checkpoint_unit)
       .def_rw("keep_checkpoints", &FitOptions::keep_checkpoints)
       .def_rw("resume", &FitOptions::resume)
+      .def_rw("resume_overrides", &FitOptions::resume_overrides)
+      .def_rw("overwrite_checkpoints", &FitOptions::overwrite_checkpoints)
       .def_rw("trace_path", &FitOptions::trace_path)
       .def(
           "set_validation_data",

@@ -8,6 +8,7 @@
 #include "advise/cost_model.h"
 #include "cli/atomic_write.h"
 #include "cli/options.h"
+#include "core/output_path.h"
 #include "report/svg_chart.h"
 #include "tandem/error.h"
 
@@ -155,6 +156,7 @@ int run_advise(const AdviseOptions& o) {
   s.overlap = !o.no_overlap;
   s.update_passes = update_passes(o.optimizer);
   const std::vector<int> devices = parse_device_counts(o.devices);
+  check_outputs_distinct({{"--json", o.json_path}, {"--svg", o.svg_path}}, {});
   if (!o.json_path.empty()) check_writable(o.json_path);
   if (!o.svg_path.empty()) check_writable(o.svg_path);
   detail::Series measured{"measured", "#000000", {}, false, true};

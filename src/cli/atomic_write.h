@@ -7,12 +7,13 @@
 
 namespace tandem::cli {
 
-// Fails early, before a long run, when `path` cannot be written: IoError naming it when its
-// directory is missing or not writable, or when it is itself a directory.
+// Fails early, before a long run, when `path` cannot be written (core/output_path.h: a FIFO,
+// device or directory, a missing directory, or one where a probe file cannot be created).
+// "-" is standard output.
 void check_writable(const std::string& path);
 
-// The library's write_file_atomically (temp file, fsync, rename), under the CLI's name.
-// IoError naming `path` on any failure; the temporary file is removed then.
+// The library's write_file_atomically (temp file, fsync, rename), under the CLI's name, or
+// standard output for "-". IoError naming `path` on any failure.
 void write_text_atomically(const std::string& path, std::string_view contents);
 
 }  // namespace tandem::cli

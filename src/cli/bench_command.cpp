@@ -11,6 +11,7 @@
 
 #include "advise/cost_model.h"
 #include "cli/atomic_write.h"
+#include "core/output_path.h"
 #include "model/model_state.h"
 #include "parallel/strategy.h"
 #include "report/scaling_report.h"
@@ -86,6 +87,7 @@ int run_bench(const BenchOptions& o) {
     throw ConfigError("bench: batch size " + std::to_string(o.batch_size) + " is smaller than " +
                       std::to_string(devices.back()) + " devices");
   }
+  check_outputs_distinct({{"--report", o.report_path}, {"--json", o.json_path}}, {});
   if (!o.report_path.empty()) check_writable(o.report_path);
   if (!o.json_path.empty()) check_writable(o.json_path);
   detail::ScalingReport report;

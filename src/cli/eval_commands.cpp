@@ -8,6 +8,7 @@
 
 #include "cli/atomic_write.h"
 #include "cli/nan_guard.h"
+#include "core/output_path.h"
 #include "tandem/error.h"
 
 namespace tandem::cli {
@@ -121,8 +122,16 @@ CLI::App* add_predict_command(CLI::App& app, SavedModelRunOptions& o) {
   return cmd;
 }
 
-int run_evaluate(const SavedModelRunOptions& o) {
+// The output is neither the model nor the data it reads, and can be created.
+void check_output(const SavedModelRunOptions& o) {
+  auto inputs = dataset_inputs(o.data);
+  inputs.emplace_back("--model", o.model_path);
+  check_outputs_distinct({{"--output", o.output_path}}, inputs);
   if (!o.output_path.empty()) check_writable(o.output_path);
+}
+
+int run_evaluate(const SavedModelRunOptions& o) {
+  check_output(o);
   LoadedRun run = load_run(o);
   const Samples x = image_samples(run.test.x);
   const auto start = SteadyClock::now();
@@ -151,7 +160,7 @@ int run_predict(const SavedModelRunOptions& o) {
   if (!csv && !json) {
     throw ConfigError("--output '" + o.output_path + "': the name must end in .csv or .json");
   }
-  check_writable(o.output_path);
+  check_output(o);
   LoadedRun run = load_run(o);
   const auto start = SteadyClock::now();
   const Tensor probabilities =

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 
 #include "tandem/error.h"
 #include "tandem/layers.h"
@@ -145,6 +146,24 @@ Model build_model(const ModelShapeOptions& options) {
   for (int64_t width : widths) x = Dense(width, options.activation)(x);
   const Node outputs = Dense(kClasses, "softmax")(x);
   return Model(inputs, outputs);
+}
+
+std::vector<std::pair<std::string, std::string>> dataset_inputs(const DataOptions& options) {
+  const std::string where = options.data_dir.empty() && options.dataset == "fashion-mnist"
+                                ? fashion_mnist::kDefaultDir
+                                : options.data_dir;
+  std::vector<std::pair<std::string, std::string>> inputs;
+  if (where.empty()) return inputs;
+  std::error_code error;
+  if (!std::filesystem::is_directory(where, error)) return {{"the data file", where}};
+  for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                           "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    for (const char* suffix : {"", ".gz"}) {
+      inputs.emplace_back("the data file",
+                          (std::filesystem::path(where) / (std::string(name) + suffix)).string());
+    }
+  }
+  return inputs;
 }
 
 TrainTestSplit load_dataset(const DataOptions& options) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tandem/datasets.h"
@@ -23,6 +24,9 @@ struct DataOptions {
   std::string dataset = "fashion-mnist";  // fashion-mnist | mnist
   std::string data_dir;                   // empty: Debian's fashion-mnist directory
 };
+
+// The files a run reads for `options` (to keep outputs off them): ("the data", path) pairs.
+std::vector<std::pair<std::string, std::string>> dataset_inputs(const DataOptions& options);
 
 struct ModelShapeOptions {
   std::string layers = kSeedLayers;  // hidden widths, comma-separated

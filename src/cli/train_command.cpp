@@ -2,12 +2,14 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
 #include "cli/atomic_write.h"
 #include "cli/metrics_json.h"
 #include "cli/nan_guard.h"
+#include "core/output_path.h"
 #include "tandem/callbacks.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
@@ -121,8 +123,10 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->check(positive_integer())
       ->group("Parallel");
   cmd->add_flag("--deterministic", o.deterministic,
-                "Bitwise-identical weights for 1, 2 and 4 devices (fixed micro-shards and sum "
-                "order; slower)")
+                "Bitwise-identical weights and metrics for 1, 2 and 4 devices and any number of "
+                "MPI ranks (fixed micro-shards and sum order; one thread per device, since "
+                "oneDNN's results can depend on its thread count: --devices N uses N cores "
+                "for the same bits)")
       ->group("Parallel");
   cmd->add_option("--bucket-mb", o.bucket_mb, "Gradient bucket size in MB for the reduction")
       ->check(positive_number())
@@ -149,6 +153,16 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   cmd->add_option("--keep-checkpoints", o.keep_checkpoints, "How many of the newest to keep")
       ->check(positive_integer())
       ->capture_default_str()
+      ->group("Checkpoints");
+  cmd->add_flag("--overwrite-checkpoints", o.overwrite_checkpoints,
+                "Let a fresh run replace the checkpoints already in --checkpoint-dir [default: "
+                "refuse, naming them]")
+      ->group("Checkpoints");
+  cmd->add_option("--resume-override", o.resume_overrides,
+                  "Fields a --resume may change from the checkpoint's, e.g. learning_rate or "
+                  "batch_size [default: any difference is an error listing each]")
+      ->delimiter(',')
+      ->type_name("FIELD[,FIELD]")
       ->group("Checkpoints");
   cmd->add_flag("--resume", o.resume,
                 "Continue from the newest intact checkpoint in --checkpoint-dir (none: start "
@@ -190,6 +204,20 @@ int run_train(const TrainOptions& o) {
     checkpoint_every = parse_checkpoint_every(o.checkpoint_every);
   }
   if (o.resume && o.checkpoint_dir.empty()) throw ConfigError("--resume needs --checkpoint-dir");
+  // Threads within what the machine can run (the library checks again; this is before the
+  // data is read).
+  const int64_t threads = int64_t{o.devices} * std::max(o.threads_per_device, 1);
+  if (threads > max_threads()) {
+    throw ConfigError("--devices " + std::to_string(o.devices) + " x --threads-per-device " +
+                      std::to_string(std::max(o.threads_per_device, 1)) + " is more than " +
+                      std::to_string(kOversubscription) + " threads per core (" +
+                      std::to_string(available_cores()) + " cores available here)");
+  }
+  if (!o.resume_overrides.empty() && !o.resume)
+    throw ConfigError("--resume-override needs --resume");
+  if (o.overwrite_checkpoints && o.resume) {
+    throw ConfigError("--overwrite-checkpoints and --resume contradict each other");
+  }
   mpi::set_timeout(o.comm_timeout);
   // Several ranks: rank 0 prints and writes files; the others train silently.
   const bool writer = mpi::rank() == 0;
@@ -199,14 +227,24 @@ int run_train(const TrainOptions& o) {
   if (o.seed) set_random_seed(*o.seed);
   Model model = build_model(o.shape);
   model.compile(optimizer, o.loss, {"accuracy"});
-  if (writer && !o.save_path.empty()) check_writable(o.save_path);
-  if (writer && !o.metrics_json_path.empty()) check_writable(o.metrics_json_path);
+  // Outputs: distinct files, none of them an input, each creatable, all before training.
+  check_outputs_distinct({{"--save", o.save_path},
+                          {"--metrics-json", o.metrics_json_path},
+                          {"--profile", o.trace_path}},
+                         dataset_inputs(o.data));
+  for (const std::string* path : {&o.save_path, &o.metrics_json_path, &o.trace_path}) {
+    if (writer && !path->empty()) check_writable(*path);
+  }
 
   const TrainTestSplit data = load_dataset(o.data);
   const LabelledImages train = first_samples(data.train, o.limit_train);
   const LabelledImages test = first_samples(data.test, o.limit_test);
   const Samples x_train = image_samples(train.x), x_test = image_samples(test.x);
   const Samples y_train = label_samples(train.y, o.loss), y_test = label_samples(test.y, o.loss);
+  if (x_test.count() == 0) {
+    throw ConfigError("the test split of " + o.data.dataset +
+                      " is empty: nothing to test the trained model on");
+  }
   if (o.verbose && writer) model.summary();
 
   auto epoch_timer = std::make_shared<EpochTimer>();
@@ -228,6 +266,8 @@ int run_train(const TrainOptions& o) {
                  .checkpoint_unit = checkpoint_every.second,
                  .keep_checkpoints = o.keep_checkpoints,
                  .resume = o.resume,
+                 .resume_overrides = o.resume_overrides,
+                 .overwrite_checkpoints = o.overwrite_checkpoints,
                  .trace_path = o.trace_path};
   auto start = SteadyClock::now();
   const History history = model.fit(x_train, y_train, fit);
@@ -255,6 +295,15 @@ int run_train(const TrainOptions& o) {
     fmt::print("fit: {:.3f} s ({} devices, {})\n", report.train_seconds, o.devices, o.strategy);
   }
 
+  // The trained model is saved before anything else can fail.
+  if (!o.save_path.empty()) {
+    if (const auto bad = non_finite_weight(model)) {
+      fmt::print(stderr, "tandem: warning: saving a model whose {} holds NaN or infinities\n",
+                 *bad);
+    }
+    model.save(o.save_path);
+    if (o.verbose) fmt::print("saved model to {}\n", o.save_path);
+  }
   start = SteadyClock::now();
   model.predict(x_test, {.batch_size = o.batch_size});
   report.predict_seconds = seconds_since(start);
@@ -268,18 +317,10 @@ int run_train(const TrainOptions& o) {
   report.validation_samples = x_train.count() - report.train_samples;
   report.test_samples = x_test.count();
   report.parameters = model.count_params();
-  report.learning_rate = optimizer.learning_rate;
+  report.learning_rate = model.learning_rate();  // what was used (a resume keeps the checkpoint's)
   report.threads = num_threads();
 
   if (!o.trace_path.empty() && o.verbose) fmt::print("wrote the timeline to {}\n", o.trace_path);
-  if (!o.save_path.empty()) {
-    if (const auto bad = non_finite_weight(model)) {
-      fmt::print(stderr, "tandem: warning: saving a model whose {} holds NaN or infinities\n",
-                 *bad);
-    }
-    model.save(o.save_path);
-    if (o.verbose) fmt::print("saved model to {}\n", o.save_path);
-  }
   if (!o.metrics_json_path.empty()) {
     write_text_atomically(o.metrics_json_path, train_report_json(o, report).dump(2) + "\n");
     if (o.verbose) fmt::print("wrote metrics to {}\n", o.metrics_json_path);

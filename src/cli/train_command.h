@@ -35,6 +35,8 @@ struct TrainOptions {
   std::string checkpoint_dir, checkpoint_every;
   int keep_checkpoints = 3;
   bool resume = false;
+  bool overwrite_checkpoints = false;         // a fresh run may replace checkpoints found
+  std::vector<std::string> resume_overrides;  // fields a resume may change
   bool continue_on_nan = false;  // default: a NaN/inf loss stops the run, exit 7, nothing saved
   int verbose = 1;
   std::string save_path;          // empty: do not save

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/output_path.h"
 #include "tandem/error.h"
 
 namespace tandem {
@@ -20,8 +21,13 @@ std::string errno_text() {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, std::string_view contents) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+void write_file_atomically(const std::string& requested, std::string_view contents) {
+  // Through a symlink to its target; never over a FIFO, device or directory.
+  const std::string path = resolve_output_path(requested);
+  remove_stale_temporaries(std::filesystem::path(path).parent_path().empty()
+                               ? std::string(".")
+                               : std::filesystem::path(path).parent_path().string());
+  const std::string tmp = temporary_path_for(path);
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) throw IoError(path, "cannot create temporary file " + tmp + ": " + errno_text());
   auto fail = [&](const std::string& what) {

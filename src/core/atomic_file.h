@@ -8,8 +8,10 @@
 
 namespace tandem {
 
-// Writes `contents` to `path` atomically. IoError naming the path on any failure; the
-// temporary file is removed then.
+// Writes `contents` to `path` atomically, under the output policy of output_path.h (through
+// a symlink to its target; FIFOs, devices and directories refused; dead writers'
+// temporaries beside it removed). IoError naming the path on any failure; the temporary
+// file is removed then.
 void write_file_atomically(const std::string& path, std::string_view contents);
 // The whole file. IoError when it cannot be opened or read.
 std::string read_whole_file(const std::string& path);

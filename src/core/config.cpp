@@ -7,6 +7,7 @@
 #include <random>
 
 #include "core/rng.h"
+#include "tandem/error.h"
 
 namespace tandem {
 namespace {
@@ -30,15 +31,27 @@ uint64_t next_seed() {
   return global_rng().next();
 }
 
+int available_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  return omp_get_num_procs();
+}
+
+int max_threads() {
+  return kOversubscription * available_cores();
+}
+
 void set_num_threads(int threads) {
+  if (threads > max_threads()) {
+    throw ConfigError("threads: " + std::to_string(threads) + " is more than " +
+                      std::to_string(kOversubscription) + " per core (" +
+                      std::to_string(available_cores()) + " cores available here)");
+  }
   g_threads = threads;
 }
 
 int num_threads() {
-  if (g_threads > 0) return g_threads;
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
-  return omp_get_num_procs();
+  return g_threads > 0 ? g_threads : available_cores();
 }
 
 }  // namespace tandem

@@ -26,7 +26,9 @@ bool maximises(const std::string& monitor, const std::string& mode) {
 
 // In a multi-process job every rank runs the same callbacks on the same logs; the files they
 // write are rank 0's alone (the others would truncate or replace the same files).
-bool writes_files() { return mpi::rank() == 0; }
+bool writes_files() {
+  return mpi::rank() == 0;
+}
 
 const double* find_log(const Logs& logs, const std::string& key) {
   auto it = logs.find(key);

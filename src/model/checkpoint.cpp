@@ -1,6 +1,7 @@
 #include "model/checkpoint.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <ostream>
 
@@ -28,6 +29,36 @@ History history_from(const json& j) {
   return h;
 }
 
+// The progress fields read as integers must be integers in the file: a float there (1e300)
+// would be converted with undefined behaviour before any range check could see it.
+void check_whole_numbers(const json& header, const std::string& path) {
+  auto whole = [&](const json& parent, const char* key, const std::string& where) {
+    if (!parent.is_object() || !parent.contains(key)) return;  // absent: reported when read
+    if (!parent.at(key).is_number_integer()) {
+      throw FormatError(path, 16,
+                        "checkpoint field " + where + key + " must be a whole number, got " +
+                            parent.at(key).dump().substr(0, 40));
+    }
+  };
+  whole(header, "iterations", "");
+  if (!header.contains("progress")) return;
+  const json& progress = header.at("progress");
+  for (const char* key : {"epoch", "step", "global_step", "seed", "samples"}) {
+    whole(progress, key, "progress.");
+  }
+  if (progress.is_object() && progress.contains("history") && progress.at("history").is_object()) {
+    const json& history = progress.at("history");
+    if (history.contains("epoch") && history.at("epoch").is_array()) {
+      for (const json& e : history.at("epoch")) {
+        if (!e.is_number_integer()) {
+          throw FormatError(path, 16, "checkpoint history epochs must be whole numbers, got " +
+                                          e.dump().substr(0, 40));
+        }
+      }
+    }
+  }
+}
+
 // The global step in a checkpoint's file name, or -1 when it is not one.
 int64_t step_of(const fs::path& p) {
   const std::string name = p.filename().string();
@@ -47,14 +78,38 @@ int64_t step_of(const fs::path& p) {
 }  // namespace
 
 json fit_identity(const ModelState& model, int64_t batch_size, int64_t samples,
-                  const DataFingerprints& data, bool shuffle) {
-  return {{"architecture", model.graph->to_json()},
-          {"optimizer", model.compiled ? model.compiled->optimizer.name : ""},
-          {"batch_size", batch_size},
-          {"samples", samples},
-          {"x_fingerprint", data.x},
-          {"y_fingerprint", data.y},
-          {"shuffle", shuffle}};
+                  const DataFingerprints& data, bool shuffle, const RunChoices& run) {
+  json identity = {{"architecture", model.graph->to_json()},
+                   {"batch_size", batch_size},
+                   {"samples", samples},
+                   {"x_fingerprint", data.x},
+                   {"y_fingerprint", data.y},
+                   {"shuffle", shuffle},
+                   {"strategy", run.strategy},
+                   {"reducer", run.reducer},
+                   {"deterministic", run.deterministic},
+                   {"seed", run.seed ? json(*run.seed) : json(nullptr)}};
+  if (model.compiled) {
+    // As compiled: a LearningRateScheduler's changes during the run are not a difference.
+    const Optimizer& o = model.compiled->optimizer;
+    identity["optimizer"] = o.name;
+    identity["learning_rate"] = o.learning_rate;
+    identity["momentum"] = o.momentum;
+    identity["nesterov"] = o.nesterov;
+    identity["rho"] = o.rho;
+    identity["beta_1"] = o.beta_1;
+    identity["beta_2"] = o.beta_2;
+    identity["epsilon"] = o.epsilon;
+  }
+  return identity;
+}
+
+const std::vector<std::string>& overridable_fields() {
+  static const std::vector<std::string> fields = {
+      "batch_size", "samples",       "x_fingerprint", "y_fingerprint", "shuffle",       "strategy",
+      "reducer",    "deterministic", "seed",          "optimizer",     "learning_rate", "momentum",
+      "nesterov",   "rho",           "beta_1",        "beta_2",        "epsilon"};
+  return fields;
 }
 
 std::string encode_checkpoint(const ModelState& model, const FitProgress& p, const json& identity) {
@@ -82,7 +137,8 @@ std::string encode_checkpoint(const ModelState& model, const FitProgress& p, con
 }
 
 void decode_checkpoint(const std::string& bytes, const std::string& path, ModelState& model,
-                       FitProgress& p, const json& identity) {
+                       FitProgress& p, const json& identity,
+                       const std::vector<std::string>& overrides) {
   const Container c = decode_container(bytes, path, "checkpoint");
   json stored;
   try {
@@ -90,15 +146,32 @@ void decode_checkpoint(const std::string& bytes, const std::string& path, ModelS
   } catch (const json::exception& e) {
     throw FormatError(path, 16, std::string("checkpoint header lacks its identity: ") + e.what());
   }
-  for (const auto& [key, value] : identity.items()) {
-    if (!stored.contains(key) || stored.at(key) != value) {
-      const std::string was = stored.contains(key) ? stored.at(key).dump() : "(absent)";
-      const std::string now = value.dump();
-      const bool short_values = was.size() < 80 && now.size() < 80;
-      throw ConfigError("cannot resume from " + path + ": its " + key + " differs from this run's" +
-                        (short_values ? " (" + was + " there, " + now + " here)" : "") +
-                        "; resume with the same model, data, batch size and shuffling");
+  for (const std::string& field : overrides) {
+    const auto& allowed = overridable_fields();
+    if (std::find(allowed.begin(), allowed.end(), field) == allowed.end()) {
+      std::string known;
+      for (const auto& f : allowed) known += (known.empty() ? "" : ", ") + f;
+      throw ConfigError("resume override '" + field + "': not a field a resume may change (" +
+                        known + ")");
     }
+  }
+  std::vector<std::string> differences;
+  for (const auto& [key, value] : identity.items()) {
+    const json was = stored.contains(key) ? stored.at(key) : json("(absent)");
+    if (was == value) continue;
+    if (key == "seed" && (was.is_null() || value.is_null())) continue;  // one run left it open
+    if (std::find(overrides.begin(), overrides.end(), key) != overrides.end()) continue;
+    const std::string there = was.dump(), here = value.dump();
+    differences.push_back(
+        "its " + key + " differs from this run's" +
+        (there.size() < 80 && here.size() < 80 ? " (" + there + " there, " + here + " here)" : ""));
+  }
+  if (!differences.empty()) {
+    std::string list;
+    for (const auto& d : differences) list += (list.empty() ? "" : "; ") + d;
+    throw ConfigError("cannot resume from " + path + ": " + list +
+                      ". Resume with the same settings, or name the fields this run may change "
+                      "(--resume-override FIELD,...; FitOptions::resume_overrides)");
   }
   const auto& params = c.section("params", path).values;
   if (static_cast<int64_t>(params.size()) != model.params.size()) {
@@ -112,6 +185,7 @@ void decode_checkpoint(const std::string& bytes, const std::string& path, ModelS
       throw FormatError(path, 0, "optimizer slot " + std::to_string(k) + " has the wrong size");
     }
   }
+  check_whole_numbers(c.header, path);
   try {
     const json& j = c.header.at("progress");
     FitProgress q;
@@ -123,8 +197,28 @@ void decode_checkpoint(const std::string& bytes, const std::string& path, ModelS
                       .correct_sum = j.at("correct_sum").get<double>(),
                       .samples = j.at("samples").get<int64_t>()};
     q.history = history_from(j.at("history"));
-    model.iterations = c.header.at("iterations").get<int64_t>();
-    model.learning_rate = c.header.at("learning_rate").get<double>();
+    const int64_t iterations = c.header.at("iterations").get<int64_t>();
+    const double learning_rate = c.header.at("learning_rate").get<double>();
+    // Every number is checked before any is used (a negative step once crashed a resume).
+    auto check = [&](bool ok, const std::string& what) {
+      if (!ok) throw FormatError(path, 16, "checkpoint field out of range: " + what);
+    };
+    check(q.epoch >= 0, "epoch " + std::to_string(q.epoch));
+    check(q.step >= 0, "step " + std::to_string(q.step));
+    check(q.global_step >= 0 && q.global_step >= q.step,
+          "global_step " + std::to_string(q.global_step));
+    check(iterations >= 0, "iterations " + std::to_string(iterations));
+    check(q.epoch_totals.samples >= 0, "samples " + std::to_string(q.epoch_totals.samples));
+    check(std::isfinite(q.epoch_totals.loss_sum) && std::isfinite(q.epoch_totals.correct_sum) &&
+              q.epoch_totals.correct_sum >= 0,
+          "epoch sums");
+    check(std::isfinite(learning_rate) && learning_rate > 0,
+          "learning_rate " + std::to_string(learning_rate));
+    check(q.history.epoch.size() <= static_cast<size_t>(q.epoch),
+          "history of " + std::to_string(q.history.epoch.size()) + " epochs at epoch " +
+              std::to_string(q.epoch));
+    model.iterations = iterations;
+    model.learning_rate = learning_rate;
     p = std::move(q);
   } catch (const json::exception& e) {
     throw FormatError(path, 16, std::string("invalid checkpoint progress: ") + e.what());
@@ -158,6 +252,15 @@ std::vector<std::string> CheckpointDir::list() const {
   std::vector<std::string> paths;
   for (auto& f : found) paths.push_back(std::move(f.second));
   return paths;
+}
+
+void CheckpointDir::check_empty() const {
+  const std::vector<std::string> here = list();
+  if (here.empty()) return;
+  throw ConfigError(dir_ + " holds " + std::to_string(here.size()) + " checkpoint" +
+                    (here.size() > 1 ? "s" : "") + " (newest " + here.back() +
+                    ") that a fresh run would replace; --resume to continue that run, "
+                    "--overwrite-checkpoints to replace them, or another --checkpoint-dir");
 }
 
 std::string CheckpointDir::save(const std::string& bytes, int64_t global_step, bool first_of_run,

@@ -32,16 +32,27 @@ struct FitProgress {
 struct DataFingerprints {
   uint64_t x = 0, y = 0;  // Samples::fingerprint() of the training data and targets
 };
+// Also what a fit was asked for: the optimizer's hyperparameters, strategy, reducer,
+// deterministic mode and the seed when one was given (null: any).
+struct RunChoices {
+  std::string strategy, reducer;
+  bool deterministic = false;
+  std::optional<uint64_t> seed;
+};
 nlohmann::json fit_identity(const ModelState& model, int64_t batch_size, int64_t samples,
-                            const DataFingerprints& data, bool shuffle);
+                            const DataFingerprints& data, bool shuffle, const RunChoices& run);
 
 std::string encode_checkpoint(const ModelState& model, const FitProgress& progress,
                               const nlohmann::json& identity);
 // Restores model state and progress from a checkpoint's bytes (read from `path`).
-// FormatError when the bytes are not a valid checkpoint, ConfigError when it belongs to
-// another model or data (naming what differs).
+// FormatError when the bytes are not a valid checkpoint or a field is out of range,
+// ConfigError when it belongs to another run, listing every field that differs except those
+// in `overrides` (the architecture cannot be overridden).
 void decode_checkpoint(const std::string& bytes, const std::string& path, ModelState& model,
-                       FitProgress& progress, const nlohmann::json& identity);
+                       FitProgress& progress, const nlohmann::json& identity,
+                       const std::vector<std::string>& overrides = {});
+// The identity fields a resume may be told to let differ.
+const std::vector<std::string>& overridable_fields();
 
 class CheckpointDir {
  public:
@@ -60,6 +71,9 @@ class CheckpointDir {
   std::optional<Found> newest_intact(std::ostream& warn) const;
   // Checkpoint files, oldest first.
   std::vector<std::string> list() const;
+  // ConfigError naming the checkpoints already here (for a fresh run, which would replace
+  // them); nothing when there are none.
+  void check_empty() const;
 
  private:
   std::string dir_;

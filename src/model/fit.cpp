@@ -1,6 +1,7 @@
 // Model::fit: epochs of shuffled batches through a Strategy, with Keras's logs, progress,
 // validation and callbacks; across MPI ranks when tandem::mpi::init ran; with checkpoints
 // and resume.
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <numeric>
 
 #include "core/atomic_file.h"
+#include "core/output_path.h"
 #include "model/checkpoint.h"
 #include "model/data_checks.h"
 #include "model/evaluation.h"
@@ -56,13 +58,6 @@ void check_fit_options(const FitOptions& o) {
 }
 
 // Fails before training when the trace could not be written afterwards.
-void check_trace_path(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "a");
-  if (f == nullptr)
-    throw IoError(path, "cannot write the trace: " + std::string(std::strerror(errno)));
-  std::fclose(f);
-}
-
 // Every rank's events to rank 0, which writes the file.
 void write_trace(const detail::Tracer& tracer, detail::World* world, bool writer,
                  const std::string& path) {
@@ -171,11 +166,16 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   // (weights, optimizer state, seed) is every rank's.
   detail::FitProgress progress{.epoch = o.initial_epoch, .seed = o.seed ? *o.seed : next_seed()};
   const nlohmann::json identity =
-      needs_identity ? detail::fit_identity(s, o.batch_size, x.count(), data, o.shuffle)
+      needs_identity ? detail::fit_identity(s, o.batch_size, x.count(), data, o.shuffle,
+                                            {.strategy = o.strategy,
+                                             .reducer = o.reducer,
+                                             .deterministic = o.deterministic,
+                                             .seed = o.seed})
                      : nlohmann::json();
   std::optional<detail::CheckpointDir> checkpoints;
   if (writer && !o.checkpoint_dir.empty()) {
     checkpoints.emplace(o.checkpoint_dir, o.keep_checkpoints);
+    if (!o.resume && !o.overwrite_checkpoints) checkpoints->check_empty();
   }
   std::string start_bytes, start_from = "rank 0's start state";
   bool from_checkpoint = false;  // on rank 0: resumed from a file
@@ -195,7 +195,14 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
     world->broadcast(start_bytes, 0);
   }
   if (!start_bytes.empty()) {
-    detail::decode_checkpoint(start_bytes, start_from, s, progress, identity);
+    // Every rank decodes rank 0's start state (a checkpoint when it resumed).
+    detail::decode_checkpoint(start_bytes, start_from, s, progress, identity,
+                              o.resume ? o.resume_overrides : std::vector<std::string>{});
+    const auto& overrides = o.resume_overrides;
+    if (o.resume &&
+        std::find(overrides.begin(), overrides.end(), "learning_rate") != overrides.end()) {
+      s.learning_rate = compiled.optimizer.learning_rate;  // this run's, as asked
+    }
     if (from_checkpoint && verbose) {
       std::cout << "Resuming from " << start_from << " (epoch " << progress.epoch + 1 << ", step "
                 << progress.step << ")\n";
@@ -209,6 +216,18 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   so.kind = o.strategy;
   so.threads_per_device =
       o.threads_per_device > 0 || o.devices > 1 || world ? o.threads_per_device : num_threads();
+  if (o.deterministic) {
+    // oneDNN may pick other kernels, and so other summation orders, for other thread counts
+    // (seen on a Xeon): one thread per device makes every device's arithmetic the same on
+    // any machine. N devices use N cores and give the same bits as one.
+    if (o.threads_per_device > 1) {
+      throw ConfigError(
+          "deterministic mode runs one thread per device (results would depend "
+          "on the thread count); got threads_per_device " +
+          std::to_string(o.threads_per_device) + ": use devices to use more cores");
+    }
+    so.threads_per_device = 1;
+  }
   so.deterministic = o.deterministic;
   so.bucket_bytes = o.bucket_bytes;
   so.reducer = o.reducer;
@@ -217,7 +236,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   so.gradient_comm = {.bf16 = o.grad_compression == "bf16", .deterministic = o.deterministic};
   std::optional<detail::Tracer> tracer;
   if (!o.trace_path.empty()) {
-    if (writer) check_trace_path(o.trace_path);
+    if (writer) check_output_path(o.trace_path);  // before training, not after
     tracer.emplace();
     detail::Tracer::name_thread("main");
   }

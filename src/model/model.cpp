@@ -2,6 +2,9 @@
 // fit.cpp and inference.cpp; summary.cpp and serialize.cpp hold the rest.
 #include "tandem/model.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <iostream>
 #include <set>
 
@@ -28,7 +31,28 @@ const Compiled& ModelState::require_compiled(const char* what) const {
 }
 
 void ModelState::initialize_params() {
-  params.resize(graph->param_buffer_size());
+  // Parameters, their gradients and an optimizer slot or two must fit in memory: a layer of a
+  // billion units is an error naming the model, not a bare bad_alloc.
+  const int64_t floats = graph->param_buffer_size();
+  const double bytes_needed = 3.0 * static_cast<double>(floats) * sizeof(float);
+  const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (floats < 0 || (memory > 0 && bytes_needed > memory)) {
+    const auto& entries = graph->params();
+    const auto largest = std::max_element(entries.begin(), entries.end(), [](auto& a, auto& b) {
+      return shape_size(a.spec.shape) < shape_size(b.spec.shape);
+    });
+    throw ConfigError("model '" + name + "' has " + std::to_string(floats) +
+                      " parameters: with their gradients and optimizer state about " +
+                      std::to_string(static_cast<int64_t>(bytes_needed / 1e9)) +
+                      " GB, more than this machine's " +
+                      std::to_string(static_cast<int64_t>(memory / 1e9)) + " GB" +
+                      (largest != entries.end()
+                           ? " (the largest, of layer '" +
+                                 graph->layers()[largest->layer_index].layer->name + "', has " +
+                                 std::to_string(shape_size(largest->spec.shape)) + ")"
+                           : std::string()));
+  }
+  params.resize(floats);
   const auto& entries = graph->params();
   for (size_t i = 0; i < entries.size(); ++i) {
     const ParamEntry& e = entries[i];

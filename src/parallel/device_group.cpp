@@ -5,8 +5,10 @@
 #include <sched.h>
 
 #include <iostream>
+#include <system_error>
 
 #include "profile/trace.h"
+#include "tandem/config.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -52,6 +54,14 @@ DevicePlan plan_devices(int devices, int threads_per_device) {
   const int available = static_cast<int>(cores.size());
   plan.threads_per_device =
       threads_per_device > 0 ? threads_per_device : std::max(1, available / devices);
+  // Bounded by the machine: thousands of threads crashed OpenMP or hung thread creation.
+  const int64_t threads = int64_t{devices} * plan.threads_per_device;
+  if (threads > int64_t{kOversubscription} * available) {
+    throw ConfigError(std::to_string(devices) + " devices x " +
+                      std::to_string(plan.threads_per_device) + " threads is more than " +
+                      std::to_string(kOversubscription) + " threads per core (" +
+                      std::to_string(available) + " cores available here)");
+  }
   plan.oversubscribed = devices * plan.threads_per_device > available;
   if (!plan.oversubscribed) {
     for (int d = 0; d < devices; ++d) {
@@ -63,16 +73,29 @@ DevicePlan plan_devices(int devices, int threads_per_device) {
 }
 
 DeviceGroup::DeviceGroup(const DevicePlan& plan) : plan_(plan), barrier_(plan.devices) {
-  for (int d = 0; d < plan.devices; ++d) workers_.emplace_back([this, d] { worker_loop(d); });
+  try {
+    for (int d = 0; d < plan.devices; ++d) workers_.emplace_back([this, d] { worker_loop(d); });
+  } catch (const std::system_error& e) {
+    // The system refused a thread: stop the ones started (the destructor will not run).
+    const size_t started = workers_.size();
+    stop_workers();
+    throw ConfigError("cannot start device thread " + std::to_string(started) + " of " +
+                      std::to_string(plan.devices) + ": " + e.what() + "; use fewer devices");
+  }
 }
 
-DeviceGroup::~DeviceGroup() {
+void DeviceGroup::stop_workers() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   start_cv_.notify_all();
   for (auto& w : workers_) w.join();
+  workers_.clear();
+}
+
+DeviceGroup::~DeviceGroup() {
+  stop_workers();
 }
 
 void DeviceGroup::worker_loop(int device) {

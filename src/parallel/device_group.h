@@ -69,6 +69,7 @@ class DeviceGroup {
   }
 
  private:
+  void stop_workers();  // joins every started worker
   using Erased = void (*)(void* task, int device);
   template <class Task>
   static void call(void* task, int device) {

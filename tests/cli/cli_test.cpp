@@ -253,6 +253,28 @@ TEST_F(CliDataTest, PredictWritesClassAndProbabilitiesCsv) {
   EXPECT_EQ(rows, 20);
 }
 
+// --deterministic with the CLI's defaults (no thread flags): 1, 2 and 4 devices give the same
+// weights and the same reported metrics, bit for bit.
+TEST_F(CliDataTest, DeterministicAtDefaultThreadsIsBitwiseForAnyDeviceCount) {
+  std::string reference_metrics;
+  for (const int devices : {1, 2, 4}) {
+    const std::string model = dir.file("d" + std::to_string(devices) + ".tdm");
+    const CliResult r = run_cli(
+        "train --limit-train 1024 --limit-test 128 --epochs 1 --layers 256,64 --seed 4 "
+        "--deterministic --verbose 0 --devices " +
+            std::to_string(devices) + " --save '" + model + "'",
+        dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string metrics = r.out.substr(r.out.find("test loss"));
+    if (devices == 1) {
+      reference_metrics = metrics;
+      continue;
+    }
+    EXPECT_EQ(metrics, reference_metrics) << devices << " devices";
+    EXPECT_EQ(read_file(model), read_file(dir.file("d1.tdm"))) << devices << " devices";
+  }
+}
+
 // A loss that became NaN: by default the run stops, exits 7 and saves nothing; with
 // --continue-on-nan it saves with a warning, and evaluate / predict refuse that model.
 TEST_F(CliDataTest, NanRunSavesNothingUnlessAskedAndItsModelIsRefused) {
@@ -417,6 +439,26 @@ constexpr const char* kSmall = " --limit-train 64 --limit-test 64 --epochs 1 --t
 const BadCommand kBadCommands[] = {
     {"TypoInOption", "train --epoch 3", {"tandem: error:", "did you mean --epochs?"}, 2},
     {"NegativeSeed", "train --seed -1", {"--seed", "[0, 2^64)", "'-1'"}, 2},
+    {"MillionThreads", "train --threads 1000000", {"threads: 1000000", "per core"}, 2},
+    {"HundredThousandThreadsPerDevice",
+     "train --devices 2 --threads-per-device 100000",
+     {"--threads-per-device 100000", "per core"},
+     2},
+    {"ThousandDevices", "train --devices 1000", {"--devices 1000", "per core"}, 2},
+    {"BillionUnitLayer", "summary --layers 1000000000", {"parameters", "GB", "layer 'dense'"}, 2},
+    {"SaveAndMetricsJsonSameFile",
+     "train --save {dir}/out --metrics-json {dir}/./out",
+     {"--save", "--metrics-json", "are the same file"},
+     2},
+    {"SaveOntoTrainingData",
+     "train --save /usr/share/datasets/fashion-mnist/train-labels-idx1-ubyte.gz",
+     {"--save", "which this run reads"},
+     2},
+    {"MetricsJsonOntoDevice", "train --metrics-json /dev/null", {"/dev/null", "device"}, 3},
+    {"SaveWhereNoFileCanBeMade",
+     "train --save /proc/tandem_x",
+     {"cannot create a file in /proc"},
+     3},
     {"SeedBeyond64Bits", "train --seed 18446744073709551616", {"--seed", "[0, 2^64)"}, 2},
     {"NanBucketSize", "train --bucket-mb nan", {"--bucket-mb", "finite", "'nan'"}, 2},
     {"LossBecomesNanSavesNothing",

@@ -5,23 +5,37 @@
 // another model or batch size is refused by name.
 #include "model/checkpoint.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
+#include "model/container.h"
 #include "test_util.h"
 
 namespace tandem {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::HasSubstr;
 
 Model model_with_dropout(uint64_t seed) {
   set_random_seed(seed);
   Sequential m({6}, {Dense(24, "relu"), Dropout(0.3), Dense(12, "tanh"), Dense(3, "softmax")});
   m.compile(Adam(0.01), "categorical_crossentropy", {"accuracy"});
   return m;
+}
+
+// The message of the ConfigError `f` throws ("" when it throws none).
+std::string config_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
 }
 
 void expect_same_weights(const Model& a, const Model& b) {
@@ -145,7 +159,7 @@ TEST(Checkpoint, ResumeRefusesAnotherModelOrBatchSize) {
       {"batch_size differs", "(16 there, 32 here)"});
 }
 
-TEST(Checkpoint, AFreshRunReplacesAnEarlierRunsCheckpoints) {
+TEST(Checkpoint, AFreshRunRefusesAnotherRunsCheckpointsUnlessToldToReplaceThem) {
   ToyFit run;
   test::TempDir dir;
   FitOptions o = run.options;
@@ -153,13 +167,49 @@ TEST(Checkpoint, AFreshRunReplacesAnEarlierRunsCheckpoints) {
   o.checkpoint_dir = dir.file("ckpt");
   o.checkpoint_every = 1;
   model_with_dropout(8).fit(run.toy.x, run.toy.y_onehot, o);
-  // An earlier, longer run left a checkpoint further on: a fresh run must not keep it (a
-  // later --resume would continue that other run).
+  const auto before = detail::CheckpointDir(dir.file("ckpt"), 3).list();
+  ASSERT_EQ(before.size(), 2u);
+  // A second fresh run into the same directory would delete them: refused, naming them.
+  const std::string refused =
+      config_error_of([&] { model_with_dropout(8).fit(run.toy.x, run.toy.y_onehot, o); });
+  EXPECT_THAT(refused, HasSubstr("holds 2 checkpoints (newest " + before.back()));
+  EXPECT_THAT(refused, HasSubstr("--overwrite-checkpoints"));
+  EXPECT_EQ(detail::CheckpointDir(dir.file("ckpt"), 3).list(), before);
+  // Told to: an earlier, longer run's checkpoint further on goes too (a later resume would
+  // continue that other run).
   fs::copy_file(dir.file("ckpt/ckpt-000000020.tandem"), dir.file("ckpt/ckpt-000000990.tandem"));
+  o.overwrite_checkpoints = true;
   model_with_dropout(8).fit(run.toy.x, run.toy.y_onehot, o);
   const auto files = detail::CheckpointDir(dir.file("ckpt"), 3).list();
   ASSERT_EQ(files.size(), 2u);
   EXPECT_EQ(fs::path(files.back()).filename(), "ckpt-000000020.tandem");
+}
+
+// Every difference from the checkpoint's run is listed, and only named fields may differ;
+// what is used is then this run's value.
+TEST(Checkpoint, ResumeListsEveryDifferenceUnlessOverridden) {
+  ToyFit run;
+  test::TempDir dir;
+  FitOptions o = run.options;
+  o.epochs = 1;
+  o.checkpoint_dir = dir.file("ckpt");
+  o.checkpoint_every = 1;
+  model_with_dropout(8).fit(run.toy.x, run.toy.y_onehot, o);
+  o.epochs = 2;
+  o.resume = true;
+  o.batch_size = run.options.batch_size * 2;
+  Model other = model_with_dropout(8);
+  other.compile(Adam(0.5), "categorical_crossentropy", {"accuracy"});
+  const std::string refused = config_error_of([&] { other.fit(run.toy.x, run.toy.y_onehot, o); });
+  for (const char* field : {"batch_size", "learning_rate"}) {
+    EXPECT_THAT(refused, HasSubstr(std::string("its ") + field + " differs"));
+  }
+  o.resume_overrides = {"batch_size", "learning_rate"};
+  other.fit(run.toy.x, run.toy.y_onehot, o);
+  EXPECT_DOUBLE_EQ(other.learning_rate(), 0.5);  // this run's rate, as overridden
+  o.resume_overrides = {"architecture"};
+  EXPECT_THAT(config_error_of([&] { other.fit(run.toy.x, run.toy.y_onehot, o); }),
+              HasSubstr("not a field a resume may change"));
 }
 
 // Sets stop_training after a given batch of a given epoch.
@@ -175,6 +225,35 @@ class StopAt : public Callback {
   int epoch_, current_ = -1;
   int64_t batch_;
 };
+
+// A checkpoint whose numbers are out of range (a negative step used to crash the resume)
+// is a FormatError naming the field; resume then falls back to the one before it.
+TEST(Checkpoint, OutOfRangeFieldsAreFormatErrors) {
+  ToyFit run;
+  test::TempDir dir;
+  FitOptions o = run.options;
+  o.epochs = 1;
+  o.checkpoint_dir = dir.file("ckpt");
+  o.checkpoint_every = 1;
+  o.checkpoint_unit = "step";
+  model_with_dropout(8).fit(run.toy.x, run.toy.y_onehot, o);
+  const auto files = detail::CheckpointDir(dir.file("ckpt"), 3).list();
+  ASSERT_GE(files.size(), 1u);
+  for (const auto& [field, value] : std::vector<std::pair<std::string, double>>{
+           {"step", -5}, {"epoch", -1}, {"global_step", -2}, {"samples", -3}}) {
+    detail::Container c = detail::read_container(files.back(), "checkpoint");
+    c.header["progress"][field] = static_cast<int64_t>(value);
+    const std::string bytes = detail::encode_container(std::move(c));
+    Model m = model_with_dropout(8);
+    detail::FitProgress progress;
+    try {
+      detail::decode_checkpoint(bytes, "forged", m.state(), progress, nlohmann::json::object());
+      ADD_FAILURE() << field << " " << value << " was accepted";
+    } catch (const FormatError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("out of range: " + field)) << e.what();
+    }
+  }
+}
 
 TEST(Checkpoint, AnEpochStoppedEarlyIsNotCheckpointedAsFinished) {
   ToyFit run;

@@ -9,6 +9,7 @@
 
 #include "parallel/device_group.h"
 #include "parallel/shared_memory_communicator.h"
+#include "tandem/config.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -111,9 +112,13 @@ TEST(DeviceGroup, AnExceptionOnOneDeviceStopsAllAndIsReported) {
 TEST(DeviceGroup, PlanSharesOutCoresAndFlagsOversubscription) {
   const DevicePlan one = plan_devices(1, 0);
   EXPECT_GE(one.threads_per_device, 1);
-  const DevicePlan many = plan_devices(64, 1);
+  const DevicePlan many = plan_devices(2 * available_cores(), 1);
   EXPECT_TRUE(many.oversubscribed);
   EXPECT_THROW(plan_devices(0, 1), ConfigError);
+  // Bounded by the machine: more than kOversubscription threads per core is refused.
+  EXPECT_NO_THROW(plan_devices(max_threads(), 1));
+  EXPECT_THROW(plan_devices(max_threads() + 1, 1), ConfigError);
+  EXPECT_THROW(plan_devices(2, max_threads()), ConfigError);
 }
 
 }  // namespace

@@ -190,7 +190,8 @@ class Model:
             validation_batch_size=None, validation_freq=1, *, devices=None, strategy=None,
             deterministic=None, seed=None, threads_per_device=None, checkpoint_dir=None,
             checkpoint_every=None, checkpoint_unit="epoch", keep_checkpoints=3, resume=False,
-            trace_path=None, grad_compression=None, **kwargs):
+            resume_overrides=(), overwrite_checkpoints=False, trace_path=None,
+            grad_compression=None, **kwargs):
         if "nb_epoch" in kwargs:  # Keras 1
             epochs = kwargs.pop("nb_epoch")
         if kwargs:
@@ -226,6 +227,8 @@ class Model:
             o.checkpoint_unit = checkpoint_unit
             o.keep_checkpoints = int(keep_checkpoints)
         o.resume = bool(resume)
+        o.resume_overrides = list(resume_overrides)
+        o.overwrite_checkpoints = bool(overwrite_checkpoints)
         if trace_path is not None:
             o.trace_path = os.fspath(trace_path)
         if grad_compression is not None:
