@@ -53,11 +53,11 @@ struct Config {
     tandem::detail::StrategyOptions o;
     o.devices = d;
     o.threads_per_device = t;
-    o.kind = strategy;
+    o.kind = tandem::detail::parse_strategy(strategy);
     o.bucket_bytes = bucket_bytes;
     o.deterministic = deterministic;
     o.shared_parameters = shared;
-    o.reducer = reducer;
+    o.reducer = tandem::detail::parse_reducer(reducer);
     o.shard_weight_gradients = shard_weight_gradients;
     run = tandem::detail::make_strategy(model.state(), o);
     run->prepare(batch);

@@ -109,7 +109,7 @@ int run_bench(const BenchOptions& o) {
     detail::StrategyOptions so;
     so.devices = n;
     so.threads_per_device = 1;
-    so.kind = strategy;
+    so.kind = detail::parse_strategy(strategy);
     c->run = detail::make_strategy(c->model.state(), so);
     c->run->prepare(o.batch_size);
     configs.push_back(std::move(c));

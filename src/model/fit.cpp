@@ -15,6 +15,7 @@
 #include "model/evaluation.h"
 #include "model/job_check.h"
 #include "model/progress.h"
+#include "parallel/kinds.h"
 #include "parallel/strategy.h"
 #include "profile/trace.h"
 #include "tandem/config.h"
@@ -24,7 +25,15 @@
 namespace tandem {
 namespace {
 
-void check_fit_options(const FitOptions& o) {
+// The fit's fixed choices, parsed once from FitOptions' names.
+struct FitChoices {
+  detail::StrategyKind strategy;
+  detail::ReducerKind reducer;
+  detail::GradCompression compression;
+  detail::CheckpointUnit checkpoint_unit;
+};
+
+FitChoices check_fit_options(const FitOptions& o) {
   detail::check_batch_size(o.batch_size, "fit");
   if (o.epochs < 0) throw ConfigError("fit: epochs must be >= 0, got " + std::to_string(o.epochs));
   if (o.initial_epoch < 0 || o.initial_epoch > o.epochs) {
@@ -35,11 +44,11 @@ void check_fit_options(const FitOptions& o) {
                       std::to_string(o.validation_split));
   }
   if (o.verbose < 0 || o.verbose > 2) throw ConfigError("fit: verbose must be 0, 1 or 2");
-  if (o.grad_compression != "none" && o.grad_compression != "bf16") {
-    throw ConfigError("fit: unknown grad_compression '" + o.grad_compression +
-                      "' (known: none, bf16)");
-  }
-  if (o.grad_compression == "bf16" && o.deterministic) {
+  const FitChoices choices{.strategy = detail::parse_strategy(o.strategy),
+                           .reducer = detail::parse_reducer(o.reducer),
+                           .compression = detail::parse_grad_compression(o.grad_compression),
+                           .checkpoint_unit = detail::parse_checkpoint_unit(o.checkpoint_unit)};
+  if (choices.compression == detail::GradCompression::bf16 && o.deterministic) {
     throw ConfigError(
         "fit: bf16 gradient compression rounds gradients, so it cannot be "
         "deterministic; drop one of them");
@@ -48,13 +57,10 @@ void check_fit_options(const FitOptions& o) {
     throw ConfigError("fit: checkpoint_every must be >= 0, got " +
                       std::to_string(o.checkpoint_every));
   }
-  if (o.checkpoint_unit != "epoch" && o.checkpoint_unit != "step") {
-    throw ConfigError("fit: checkpoint_unit must be epoch or step, got '" + o.checkpoint_unit +
-                      "'");
-  }
   if ((o.checkpoint_every > 0 || o.resume) && o.checkpoint_dir.empty()) {
     throw ConfigError("fit: checkpoints and resume need checkpoint_dir");
   }
+  return choices;
 }
 
 // Fails before training when the trace could not be written afterwards.
@@ -131,7 +137,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
     ~Running() { --count; }
   } running(state_->fits_running);
   auto& s = *state_;
-  check_fit_options(o);
+  const FitChoices choices = check_fit_options(o);
   detail::check_targets(s, x_all, y_all, "fit");
   Samples x = x_all, y = y_all;
   std::optional<std::pair<Samples, Samples>> validation = o.validation_data;
@@ -213,7 +219,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
 
   detail::StrategyOptions so;
   so.devices = o.devices;
-  so.kind = o.strategy;
+  so.kind = choices.strategy;
   so.threads_per_device =
       o.threads_per_device > 0 || o.devices > 1 || world ? o.threads_per_device : num_threads();
   if (o.deterministic) {
@@ -230,10 +236,11 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
   }
   so.deterministic = o.deterministic;
   so.bucket_bytes = o.bucket_bytes;
-  so.reducer = o.reducer;
+  so.reducer = choices.reducer;
   so.shared_parameters = o.shared_parameters;
   so.world = world;
-  so.gradient_comm = {.bf16 = o.grad_compression == "bf16", .deterministic = o.deterministic};
+  so.gradient_comm = {.bf16 = choices.compression == detail::GradCompression::bf16,
+                      .deterministic = o.deterministic};
   std::optional<detail::Tracer> tracer;
   if (!o.trace_path.empty()) {
     if (writer) check_output_path(o.trace_path);  // before training, not after
@@ -296,7 +303,7 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
       if (compiled.accuracy) logs[compiled.accuracy_name] = total.correct_sum / total.samples;
       bar.update(step + 1, logs);
       for (const auto& cb : o.callbacks) cb->on_train_batch_end(step, logs);
-      if (o.checkpoint_every > 0 && o.checkpoint_unit == "step" &&
+      if (o.checkpoint_every > 0 && choices.checkpoint_unit == detail::CheckpointUnit::step &&
           progress.global_step % o.checkpoint_every == 0) {
         progress.epoch = epoch;
         progress.step = step + 1;
@@ -317,8 +324,8 @@ History Model::fit(const Samples& x_all, const Samples& y_all, const FitOptions&
     for (const auto& [k, v] : logs) history.history[k].push_back(v);
     for (const auto& cb : o.callbacks) cb->on_epoch_end(epoch, logs);
     // An epoch cut short by stop_training is not a finished epoch to resume after.
-    if (o.checkpoint_every > 0 && o.checkpoint_unit == "epoch" && !stop_training &&
-        (epoch + 1) % o.checkpoint_every == 0) {
+    if (o.checkpoint_every > 0 && choices.checkpoint_unit == detail::CheckpointUnit::epoch &&
+        !stop_training && (epoch + 1) % o.checkpoint_every == 0) {
       progress.epoch = epoch + 1;
       progress.step = 0;
       progress.epoch_totals = {};

@@ -51,16 +51,13 @@ class Mirrored final : public Strategy {
                         ") must divide the micro-shards per batch (" +
                         std::to_string(o.deterministic_shards) + "), e.g. 1, 2 or 4");
     }
-    if (o.reducer != "sharded" && o.reducer != "allreduce") {
-      throw ConfigError("unknown reducer '" + o.reducer + "' (known: sharded, allreduce)");
-    }
-    if (processes && (o.reducer != "sharded" || !o.shared_parameters)) {
+    if (processes && (o.reducer != ReducerKind::sharded || !o.shared_parameters)) {
       throw ConfigError(
           "with several MPI ranks gradients are reduced hierarchically (local devices share "
           "one parameter buffer; one all-reduce per bucket crosses processes): the reducer "
           "and shared_parameters options apply to one process only");
     }
-    const bool allreduce = o.reducer == "allreduce";
+    const bool allreduce = o.reducer == ReducerKind::allreduce;
     // The all-reduce reducer has every replica update its own copy.
     const bool own_copies = allreduce || !o.shared_parameters;
     warn_if_oversubscribed(group_.plan());

@@ -11,6 +11,7 @@
 
 #include "backend/backend.h"
 #include "model/model_state.h"
+#include "parallel/kinds.h"
 #include "parallel/world.h"
 #include "profile/phase_timer.h"
 #include "tandem/samples.h"
@@ -54,8 +55,8 @@ std::unique_ptr<Strategy> make_single_device_strategy(
 
 struct StrategyOptions {
   int devices = 1;
-  int threads_per_device = 0;     // <= 0: the available cores shared out
-  std::string kind = "mirrored";  // mirrored | host
+  int threads_per_device = 0;  // <= 0: the available cores shared out
+  StrategyKind kind = StrategyKind::mirrored;
   bool deterministic = false;
   int deterministic_shards = 4;  // micro-shards per global batch in deterministic mode
   int64_t bucket_bytes = 4 << 20;
@@ -65,10 +66,10 @@ struct StrategyOptions {
   // shard once instead of N times). Measured faster (docs/PERFORMANCE.md); false gives
   // every replica its own copy.
   bool shared_parameters = true;
-  // mirrored: "sharded" (reduce a shard, update it, share the result) or "allreduce"
+  // mirrored: sharded (reduce a shard, update it, share the result) or allreduce
   // (all-reduce every bucket through the Communicator, then every replica applies the
   // whole update to its own copy, as DDP does).
-  std::string reducer = "sharded";
+  ReducerKind reducer = ReducerKind::sharded;
   // sharded + shared parameters: each device computes its shard of every weight gradient
   // over the whole global batch, so no gradient is summed at all (falls back to buckets
   // when a layer is not a Dense used once, and in deterministic mode).

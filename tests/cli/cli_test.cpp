@@ -281,7 +281,7 @@ TEST_F(CliDataTest, NanRunSavesNothingUnlessAskedAndItsModelIsRefused) {
   const std::string model = dir.file("nan.tdm");
   const std::string args =
       "train --limit-train 256 --limit-test 64 --epochs 1 --layers 8 --threads 1 --verbose 0 "
-      "--optimizer sgd --lr 1e30 --save '" +
+      "--optimizer sgd --lr 1e30 --batch-size 16 --seed 1 --save '" +
       model + "'";
   CliResult r = run_cli(args, dir);
   EXPECT_EQ(r.exit_code, 7) << r.err;
@@ -455,6 +455,10 @@ const BadCommand kBadCommands[] = {
      {"--save", "which this run reads"},
      2},
     {"MetricsJsonOntoDevice", "train --metrics-json /dev/null", {"/dev/null", "device"}, 3},
+    {"PredictOntoItsModel",
+     "predict --model {dir}/m.json --output {dir}/m.json",
+     {"--output", "is --model", "which this run reads"},
+     2},
     {"SaveWhereNoFileCanBeMade",
      "train --save /proc/tandem_x",
      {"cannot create a file in /proc"},
@@ -462,8 +466,8 @@ const BadCommand kBadCommands[] = {
     {"SeedBeyond64Bits", "train --seed 18446744073709551616", {"--seed", "[0, 2^64)"}, 2},
     {"NanBucketSize", "train --bucket-mb nan", {"--bucket-mb", "finite", "'nan'"}, 2},
     {"LossBecomesNanSavesNothing",
-     std::string(
-         "train --layers 8 --optimizer sgd --lr 1e30 --batch-size 16 --save {dir}/nan.tdm") +
+     std::string("train --layers 8 --optimizer sgd --lr 1e30 --batch-size 16 --seed 1 --save "
+                 "{dir}/nan.tdm") +
          kSmall,
      {"NaN or infinite", "epoch 1", "nothing was saved", "--continue-on-nan"},
      7},

@@ -98,8 +98,8 @@ int64_t allocations_in_steps(int devices, const std::string& strategy, const std
   const Samples xs(toy.x), ys(toy.y_onehot);  // as fit holds them: built once
   detail::StrategyOptions o;
   o.devices = devices;
-  o.kind = strategy;
-  o.reducer = reducer;
+  o.kind = detail::parse_strategy(strategy);
+  o.reducer = detail::parse_reducer(reducer);
   o.threads_per_device = 1;
   o.bucket_bytes = 1024;
   o.make_backend = &make_loop_backend;
