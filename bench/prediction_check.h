@@ -41,7 +41,7 @@ inline double print_prediction_check(const std::string& profile,
     detail::Scenario s;
     s.model = detail::ModelCost::dense(kSeedWidths);
     s.batch = r.batch;
-    s.strategy = r.strategy;
+    s.strategy = tandem::detail::parse_strategy(r.strategy);
     const auto p = detail::predict_all(hw, s, {r.devices}).front();
     const double measured = r.one_device_ms / r.ms;
     const double error = p.speedup / measured - 1;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the Release build with ctest, then the unit tests again under
-# AddressSanitizer + UndefinedBehaviorSanitizer and the parallel ones under ThreadSanitizer,
-# then the Python package (pip install . into .venv) with pytest. Ends with each stage's
-# totals. TANDEM_NO_SKIP=1 (as .ci/run sets) makes a test that would skip fail instead.
+# AddressSanitizer + UndefinedBehaviorSanitizer and the parallel ones (with 2 MPI ranks) under
+# ThreadSanitizer, each file reader fuzzed for 30 s (scripts/fuzz.sh), then the Python
+# package (pip install . into .venv) with pytest. Ends with each stage's totals.
+# TANDEM_NO_SKIP=1 (as .ci/run sets) makes a test that would skip fail instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install_deps.sh
@@ -36,14 +37,22 @@ if [ "${TANDEM_SKIP_SANITIZERS:-0}" != 1 ]; then
     stage asan ctest --test-dir build-asan --output-on-failure -j "$jobs" -L unit
   totals+=("asan+ubsan $(ctest_totals asan)")
 
-  # The parallel code (devices, communicator, reducer, strategies) under ThreadSanitizer.
+  # The parallel code (devices, communicator, reducer, strategies) under ThreadSanitizer,
+  # and 2 MPI ranks on loopback: the communication thread and the hierarchical reducer.
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTANDEM_BUILD_BENCH=OFF \
     -DTANDEM_SANITIZE=thread
-  cmake --build build-tsan -j "$jobs" --target tandem_tests
+  cmake --build build-tsan -j "$jobs" --target tandem_tests tandem_mpi_tests
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
     stage tsan ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
-    -R '^(SharedMemoryCommunicator|DeviceGroup|Shapes/AllreduceSizes|Strategies|Deterministic)'
+    -R '^(SharedMemoryCommunicator|DeviceGroup|Shapes/AllreduceSizes|Strategies|Deterministic|mpi\.world_2_ranks$)'
+  grep -q 'mpi\.world_2_ranks .*Passed' "$logs/tsan.log" ||
+    { echo "test.sh: the MPI test did not run under ThreadSanitizer"; exit 1; }
   totals+=("tsan $(ctest_totals tsan)")
+
+  # Every file reader fuzzed 30 s (libFuzzer, clang, ASan + UBSan) from its committed corpus;
+  # the corpora are also replayed by the ctest stages above (fuzz_replay.*).
+  stage fuzz scripts/fuzz.sh 30
+  totals+=("fuzz $(grep -cE '^[a-z_]+ +ok ' "$logs/fuzz.log") 0")
 fi
 
 # The Python package, installed as a user installs it (pip install . into .venv); `pip

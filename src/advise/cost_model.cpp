@@ -48,14 +48,8 @@ void check(const HardwareProfile& hw, const Scenario& s) {
     throw ConfigError("advise: batch size " + std::to_string(s.batch) + " is smaller than " +
                       std::to_string(s.devices) + " devices: some would have no samples");
   }
-  if (s.strategy != "mirrored" && s.strategy != "host") {
-    throw ConfigError("advise: unknown strategy '" + s.strategy + "' (known: host, mirrored)");
-  }
   if (s.bucket_bytes <= 0) throw ConfigError("advise: bucket size must be > 0");
   if (s.samples <= 0 || s.epochs <= 0) throw ConfigError("advise: samples and epochs must be > 0");
-  if (s.allreduce != "ring" && s.allreduce != "tree") {
-    throw ConfigError("advise: unknown all-reduce '" + s.allreduce + "' (known: ring, tree)");
-  }
 }
 
 // One device, or N replicas with buckets all-reduced in a ring during backward.
@@ -87,7 +81,7 @@ Prediction mirrored(const HardwareProfile& hw, const Scenario& s) {
       // bucket down a binary tree and back up, 2 ceil(log2 n) hops.
       const double hops = 2.0 * std::ceil(std::log2(static_cast<double>(n)));
       const double c =
-          s.allreduce == "tree"
+          s.allreduce == AllreduceKind::tree
               ? hops * (hw.device_device.latency + bytes_on_wire / hw.device_device.bandwidth)
               : 2.0 * (n - 1) * hw.device_device.latency +
                     2.0 * (n - 1) / n * bytes_on_wire / hw.device_device.bandwidth;
@@ -284,7 +278,7 @@ void calibrate_to_step(HardwareProfile& hw, const std::vector<int64_t>& widths, 
 Prediction predict(const HardwareProfile& hw, const Scenario& s) {
   check(hw, s);
   // One device has nothing to copy or reduce: multi_gpu_model is not used then.
-  Prediction p = s.strategy == "host" && s.devices > 1 ? host(hw, s) : mirrored(hw, s);
+  Prediction p = s.strategy == StrategyKind::host && s.devices > 1 ? host(hw, s) : mirrored(hw, s);
   p.devices = s.devices;
   p.strategy = s.strategy;
   const double steps = std::ceil(static_cast<double>(s.samples) / static_cast<double>(s.batch));
@@ -326,13 +320,13 @@ std::vector<std::string> advise(const HardwareProfile& hw, const Scenario& s,
   for (const auto& [phase, seconds] : top.phases) {
     if (phase != "compute" && (other.empty() || seconds > top.phases.at(other))) other = phase;
   }
-  advice.push_back(std::to_string(top.devices) + " devices (" + s.strategy +
+  advice.push_back(std::to_string(top.devices) + " devices (" + name_of(s.strategy) +
                    "): " + fmt(top.speedup) + "x one device; the step is " +
                    fmt(compute_share * 100, 0) + "% compute, the largest other part is " + other +
                    " (" + fmt(top.phases.at(other) * 1e3) + " ms).");
-  if (s.strategy == "host") {
+  if (s.strategy == StrategyKind::host) {
     Scenario m = s;
-    m.strategy = "mirrored";
+    m.strategy = StrategyKind::mirrored;
     const auto alt = predict_all(hw, m, {top.devices});
     advice.push_back("Keep a replica on every device and all-reduce gradients (mirrored): " +
                      fmt(alt.front().speedup) + "x instead of " + fmt(top.speedup) +
@@ -356,7 +350,7 @@ std::vector<std::string> advise(const HardwareProfile& hw, const Scenario& s,
       }
     }
   }
-  if (s.strategy == "mirrored" && top.phases.at("allreduce") > 0.1 * top.step_seconds) {
+  if (s.strategy == StrategyKind::mirrored && top.phases.at("allreduce") > 0.1 * top.step_seconds) {
     if (!s.bf16) {
       Scenario c = s;
       c.bf16 = true;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "advise/hardware_profile.h"
+#include "parallel/kinds.h"
 
 namespace tandem::detail {
 
@@ -39,19 +40,19 @@ struct Scenario {
   ModelCost model;
   int64_t batch = 128;  // global
   int devices = 1;
-  std::string strategy = "mirrored";  // mirrored | host
+  StrategyKind strategy = StrategyKind::mirrored;
   int64_t bucket_bytes = 4 << 20;
-  bool bf16 = false;               // gradients cross devices as bfloat16
-  std::string allreduce = "ring";  // ring | tree (binary tree reduce, then broadcast)
-  bool overlap = true;             // buckets start during backward (false: after it)
-  int update_passes = 5;           // floats read + written per parameter by the update (RMSprop 5)
-  int64_t samples = 60000;         // per epoch
+  bool bf16 = false;                              // gradients cross devices as bfloat16
+  AllreduceKind allreduce = AllreduceKind::ring;  // tree: binary tree reduce, then broadcast
+  bool overlap = true;                            // buckets start during backward (false: after it)
+  int update_passes = 5;    // floats read + written per parameter by the update (RMSprop 5)
+  int64_t samples = 60000;  // per epoch
   int epochs = 5;
 };
 
 struct Prediction {
   int devices = 1;
-  std::string strategy;
+  StrategyKind strategy = StrategyKind::mirrored;
   double step_seconds = 0, epoch_seconds = 0, total_seconds = 0;
   double speedup = 1;  // vs 1 device of the same profile
   // Seconds per step on the critical path, by phase: compute, weights_to_devices,

@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "advise/cost_model.h"
-#include "core/atomic_file.h"
+#include "core/input_file.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -52,6 +52,59 @@ int count(const json& j, const char* key, const std::string& where, int fallback
   return static_cast<int>(v.get<double>());
 }
 
+std::string text(const json& j, const char* key, const std::string& where,
+                 const std::string& fallback) {
+  if (!j.contains(key)) return fallback;
+  if (!j.at(key).is_string()) {
+    throw ConfigError(where + ": '" + key + "' must be a string, got " + j.at(key).dump());
+  }
+  return j.at(key).get<std::string>();
+}
+
+bool flag(const json& j, const char* key, const std::string& where, bool fallback) {
+  if (!j.contains(key)) return fallback;
+  if (!j.at(key).is_boolean()) {
+    throw ConfigError(where + ": '" + key + "' must be true or false, got " + j.at(key).dump());
+  }
+  return j.at(key).get<bool>();
+}
+
+// A whole number in [1, most], or absent when `required` is false.
+void whole(const json& j, const char* key, const std::string& where, double most, bool required) {
+  if (!j.contains(key)) {
+    if (required) throw ConfigError(where + ": missing whole number '" + key + "'");
+    return;
+  }
+  const json& v = j.at(key);
+  if (!v.is_number_integer() || v.get<double>() < 1 || v.get<double>() > most) {
+    throw ConfigError(where + ": '" + key + "' must be a whole number in [1, " +
+                      std::to_string(static_cast<int64_t>(most)) + "], got " + v.dump());
+  }
+}
+
+// The calibration run's numbers, checked before the cost model computes with them (in
+// 64-bit integers: widths beyond 1e7 or a thousand layers are not a measured run).
+void check_calibration(const json& c, const std::string& where) {
+  if (!c.is_object()) throw ConfigError(where + ": calibration must be an object");
+  if (!c.contains("widths") || !c.at("widths").is_array() || c.at("widths").size() < 2 ||
+      c.at("widths").size() > 1000) {
+    throw ConfigError(where + ": calibration widths must be a list of 2 to 1000 layer widths");
+  }
+  for (const json& w : c.at("widths")) {
+    if (!w.is_number_integer() || w.get<double>() < 1 || w.get<double>() > 1e7) {
+      throw ConfigError(where + ": calibration widths must be whole numbers in [1, 1e7], got " +
+                        w.dump());
+    }
+  }
+  whole(c, "batch", where + ": calibration", 1e9, true);
+  whole(c, "samples", where + ": calibration", 1e15, true);
+  whole(c, "epochs", where + ": calibration", 1e6, true);
+  whole(c, "update_passes", where + ": calibration", 1e3, false);
+  if (!c.contains("seconds") || !c.at("seconds").is_number()) {
+    throw ConfigError(where + ": calibration needs a number 'seconds'");
+  }
+}
+
 LinkProfile link(const json& j, const std::string& where) {
   LinkProfile l;
   l.bandwidth = positive(j, "bandwidth", where);
@@ -88,20 +141,20 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   HardwareProfile p;
   p.path = origin;
   if (!j.is_object()) throw ConfigError(origin + ": a hardware profile is a JSON object");
-  p.name = j.value("name", fs::path(origin).stem().string());
-  p.description = j.value("description", "");
+  p.name = text(j, "name", origin, fs::path(origin).stem().string());
+  p.description = text(j, "description", origin, "");
   if (!j.contains("max_devices")) throw ConfigError(origin + ": missing number 'max_devices'");
   p.max_devices = count(j, "max_devices", origin, 1);
   const std::string d = origin + ": device";
   const json& dj = object(j, "device", origin);
-  p.device.name = dj.value("name", "device");
+  p.device.name = text(dj, "name", d, "device");
   const bool calibrated = dj.contains("calibration");
   if (!calibrated) p.device.sustained_flops = positive(dj, "sustained_flops", d);
   p.device.half_rows = non_negative(dj, "half_rows", d, 0);
   p.device.memory_bandwidth = positive(dj, "memory_bandwidth", d);
   p.device.layer_overhead = non_negative(dj, "layer_overhead", d, 0);
   p.device.step_overhead = non_negative(dj, "step_overhead", d, 0);
-  p.device.comm_uses_compute = dj.value("comm_uses_compute", false);
+  p.device.comm_uses_compute = flag(dj, "comm_uses_compute", d, false);
   const json& host = object(j, "host", origin);
   p.host_memory_bandwidth = positive(host, "memory_bandwidth", origin + ": host");
   p.host_update_bandwidth = host.contains("update_bandwidth")
@@ -109,8 +162,11 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
                                 : p.host_memory_bandwidth;
   p.host_device = link(object(j, "host_device", origin), origin + ": host_device");
   p.device_device = link(object(j, "device_device", origin), origin + ": device_device");
-  p.sources = j.value("sources", json::object());
-  if (calibrated) calibrate_device(p, dj.at("calibration"), d + ": calibration");
+  p.sources = j.contains("sources") ? j.at("sources") : json::object();
+  if (calibrated) {
+    check_calibration(dj.at("calibration"), d);
+    calibrate_device(p, dj.at("calibration"), d + ": calibration");
+  }
   return p;
 }
 
@@ -125,13 +181,20 @@ HardwareProfile load_hardware_profile(const std::string& name) {
                         "; or give a path to a JSON file)");
     }
   }
+  // Profiles are a few KiB: the cap keeps a wrong path (a dataset, a FIFO) from being read.
+  constexpr uint64_t kMaxProfileBytes = kMiB;
+  const std::string bytes = read_regular_file(path, kMaxProfileBytes, "hardware profile (JSON)");
   json j;
   try {
-    j = json::parse(read_whole_file(path));
+    j = json::parse(bytes);
   } catch (const json::exception& e) {
     throw FormatError(path, 0, std::string("not valid JSON: ") + e.what());
   }
-  return parse_hardware_profile(j, path);
+  try {
+    return parse_hardware_profile(j, path);
+  } catch (const json::exception& e) {
+    throw ConfigError(path + ": invalid hardware profile: " + e.what());
+  }
 }
 
 }  // namespace tandem::detail

@@ -36,8 +36,8 @@ const char* kPhases[] = {"compute",
 
 void print_table(const detail::HardwareProfile& hw, const detail::Scenario& s,
                  const std::vector<Prediction>& rows) {
-  fmt::print("\n{} strategy on {} (batch {} global, {} epochs of {} samples)\n", s.strategy,
-             hw.name, s.batch, s.epochs, s.samples);
+  fmt::print("\n{} strategy on {} (batch {} global, {} epochs of {} samples)\n",
+             detail::name_of(s.strategy), hw.name, s.batch, s.epochs, s.samples);
   fmt::print(
       "{:>7} {:>9} {:>9} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} "
       "| {}\n",
@@ -62,7 +62,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   nlohmann::json busy;
   for (const auto& [k, v] : p.busy) busy[k] = v;
   return {{"devices", p.devices},
-          {"strategy", p.strategy},
+          {"strategy", detail::name_of(p.strategy)},
           {"step_seconds", p.step_seconds},
           {"epoch_seconds", p.epoch_seconds},
           {"total_seconds", p.total_seconds},
@@ -152,7 +152,7 @@ int run_advise(const AdviseOptions& o) {
   s.samples = o.samples;
   s.bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20));
   s.bf16 = o.grad_compression == "bf16";
-  s.allreduce = o.allreduce;
+  s.allreduce = detail::parse_allreduce(o.allreduce);
   s.overlap = !o.no_overlap;
   s.update_passes = update_passes(o.optimizer);
   const std::vector<int> devices = parse_device_counts(o.devices);
@@ -202,7 +202,7 @@ int run_advise(const AdviseOptions& o) {
     }
   }
   for (const auto& strategy : strategies) {
-    s.strategy = strategy;
+    s.strategy = detail::parse_strategy(strategy);
     const auto predictions = detail::predict_all(hw, s, devices);
     print_table(hw, s, predictions);
     const auto advice = detail::advise(hw, s, predictions);

@@ -162,7 +162,7 @@ int run_bench(const BenchOptions& o) {
           t[static_cast<Phase>(p)] / std::max<int64_t>(t.steps, 1) * 1e3;
     }
     if (hw && r.devices <= hw->max_devices) {
-      scenario.strategy = r.strategy;
+      scenario.strategy = detail::parse_strategy(r.strategy);
       const auto p = detail::predict_all(*hw, scenario, {r.devices}).front();
       r.predicted_speedup = p.speedup;
       r.predicted_ms = p.step_seconds * 1e3;
@@ -193,7 +193,7 @@ int run_bench(const BenchOptions& o) {
         "forward+backward, and the largest other phase is {} ({:.1f} ms).",
         top->name, top->speedup, 100 * top->speedup / top->devices, compute, biggest, most));
     if (hw && top->devices <= hw->max_devices) {
-      scenario.strategy = s;
+      scenario.strategy = detail::parse_strategy(s);
       std::vector<int> counts;
       for (int n : devices) {
         if (n <= hw->max_devices) counts.push_back(n);

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -107,6 +108,12 @@ int main(int argc, char** argv) {
     return report(e.what(), kNumeric);
   } catch (const tandem::BackendError& e) {
     return report(e.what(), kBackend);
+  } catch (const std::bad_alloc&) {
+    // Readers and the model's set-up name what they allocate; this is anything else.
+    return report(
+        "out of memory (an allocation failed outside the checked paths); try a smaller "
+        "--batch-size, fewer --devices or a smaller model",
+        kOther);
   } catch (const std::exception& e) {
     return report(e.what(), kOther);
   }

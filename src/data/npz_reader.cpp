@@ -8,9 +8,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/input_file.h"
 #include "data/byte_source.h"
 #include "tandem/datasets.h"
 
@@ -129,16 +131,57 @@ CentralDirectory read_central_directory(const std::vector<uint8_t>& b, const std
   return cd;
 }
 
-// Member content after checking its local header, method and CRC32. `data_offset` receives
-// where its (possibly compressed) data starts in the archive.
-std::vector<uint8_t> extract(const std::vector<uint8_t>& b, const ZipMember& m,
-                             const std::string& path, int64_t& data_offset) {
+// A member's content, read piece by piece: stored bytes straight from the archive, deflated
+// ones inflated only as far as they are asked for.
+class MemberReader {
+ public:
+  MemberReader(std::span<const uint8_t> data, uint16_t method, const std::string& path,
+               int64_t data_offset) {
+    if (method == 8) {
+      inflater_.emplace(data, detail::InflateStream::Wrapper::raw, path, data_offset);
+    } else {
+      stored_ = data;
+    }
+  }
+  size_t read(uint8_t* dst, size_t n) {
+    if (inflater_) return inflater_->read(dst, n);
+    const size_t got = std::min(n, stored_.size() - at_);
+    std::copy_n(stored_.data() + at_, got, dst);
+    at_ += got;
+    return got;
+  }
+  size_t read_append(std::vector<uint8_t>& out, size_t n, const std::string& what,
+                     const std::string& path) {
+    if (inflater_) return inflater_->read_append(out, n, what);
+    const size_t got = std::min(n, stored_.size() - at_);
+    const size_t start = out.size();
+    allocating(path, what, start + got, [&] { out.resize(start + got); });
+    read(out.data() + start, got);
+    return got;
+  }
+  // True when the content ends here (for deflate: its end marker comes next).
+  bool at_end() {
+    if (inflater_) return inflater_->skip_rest(1) == 0;
+    return at_ == stored_.size();
+  }
+  int64_t offset() const { return inflater_ ? inflater_->offset() : 0; }
+
+ private:
+  std::optional<detail::InflateStream> inflater_;
+  std::span<const uint8_t> stored_;
+  size_t at_ = 0;
+};
+
+// Checks the member's local header, method and sizes; returns where its (possibly
+// compressed) data starts in the archive.
+int64_t member_data_offset(const std::vector<uint8_t>& b, const ZipMember& m,
+                           const std::string& path) {
   const int64_t size = static_cast<int64_t>(b.size());
   const int64_t local = m.local_offset;
   if (local + kLocalSize > size || le(b, local, 4) != kLocalSignature) {
     throw FormatError(path, local, "no local header for member " + m.name);
   }
-  data_offset = local + kLocalSize + le(b, local + 26, 2) + le(b, local + 28, 2);
+  const int64_t data_offset = local + kLocalSize + le(b, local + 26, 2) + le(b, local + 28, 2);
   if (m.flags & 0x1) throw FormatError(path, local + 6, "member " + m.name + " is encrypted");
   if (data_offset + static_cast<int64_t>(m.compressed_size) > size) {
     throw FormatError(path, size,
@@ -146,27 +189,31 @@ std::vector<uint8_t> extract(const std::vector<uint8_t>& b, const ZipMember& m,
                           " bytes from offset " + std::to_string(data_offset) +
                           "; truncated archive");
   }
-  const std::span<const uint8_t> data(b.data() + data_offset, m.compressed_size);
-  std::vector<uint8_t> content;
   if (m.method == 0) {
     if (m.compressed_size != m.size) {
       throw FormatError(path, m.entry_offset, "stored member " + m.name + " has differing sizes");
     }
-    content.assign(data.begin(), data.end());
   } else if (m.method == 8) {
-    content = detail::inflate_raw(data, m.size, path, data_offset);
+    if (m.size > detail::max_inflated_size(m.compressed_size)) {
+      throw FormatError(path, m.entry_offset + 24,
+                        "member " + m.name + " claims " + std::to_string(m.size) + " bytes from " +
+                            std::to_string(m.compressed_size) +
+                            " compressed bytes, beyond what deflate can encode");
+    }
   } else {
     throw FormatError(path, m.entry_offset + 10,
                       "member " + m.name + " uses compression method " + std::to_string(m.method) +
                           " (" + method_name(m.method) + "); only stored (0) and deflate (8)");
   }
-  const uint32_t crc = crc32_z(0, content.data(), content.size());
+  return data_offset;
+}
+
+void check_crc(uint32_t crc, const ZipMember& m, const std::string& path, int64_t data_offset) {
   if (crc != m.crc) {
     throw FormatError(path, data_offset,
                       "CRC32 mismatch in member " + m.name + ": archive says " + hex32(m.crc) +
                           ", content has " + hex32(crc) + "; the file is corrupt");
   }
-  return content;
 }
 
 // Parses the .npy header dict, e.g. "{'descr': '|u1', 'fortran_order': False, 'shape': (2, 3), }"
@@ -269,9 +316,16 @@ class NpyHeader {
 };
 
 // .npy member -> array: magic "\x93NUMPY", version, little-endian header length, header dict
-// padded with spaces to a 16/64-byte boundary, then the raw C-order body.
-ByteArray parse_npy(std::vector<uint8_t> content, const std::string& path, const std::string& name,
-                    int64_t data_offset, bool stored) {
+// padded with spaces to a 16/64-byte boundary, then the raw C-order body. The header's shape
+// is checked against the member's declared size before the body is allocated.
+ByteArray read_npy(const std::vector<uint8_t>& archive, const ZipMember& m,
+                   const std::string& path) {
+  const int64_t data_offset = member_data_offset(archive, m, path);
+  const std::span<const uint8_t> data(archive.data() + data_offset, m.compressed_size);
+  const bool stored = m.method == 0;
+  // Stored: the CRC costs nothing up front, and damage then reads as damage.
+  if (stored) check_crc(crc32_z(0, data.data(), data.size()), m, path, data_offset);
+  const std::string& name = m.name;
   // Offsets inside a deflated member have no place in the file; name them in the text instead.
   auto error_at = [&](size_t pos, const std::string& what) {
     if (stored)
@@ -279,25 +333,46 @@ ByteArray parse_npy(std::vector<uint8_t> content, const std::string& path, const
     return FormatError(path, data_offset,
                        name + ", byte " + std::to_string(pos) + " after inflating: " + what);
   };
+  MemberReader reader(data, m.method, path, data_offset);
+  uLong crc = crc32_z(0, nullptr, 0);
+
   static constexpr uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-  if (content.size() < 10 || !std::equal(std::begin(kMagic), std::end(kMagic), content.begin())) {
+  uint8_t preamble[12] = {};
+  const size_t got = reader.read(preamble, 10);
+  if (got < 10 || !std::equal(std::begin(kMagic), std::end(kMagic), preamble)) {
     throw error_at(0, "not a .npy member (no \\x93NUMPY magic)");
   }
-  const int major = content[6];
+  const int major = preamble[6];
   // 3.0 differs from 2.0 only in allowing UTF-8 in the header, which we do not need to decode.
   if (major < 1 || major > 3) {
-    throw error_at(6, ".npy version " + std::to_string(major) + "." + std::to_string(content[7]) +
+    throw error_at(6, ".npy version " + std::to_string(major) + "." + std::to_string(preamble[7]) +
                           " is not supported; only 1.0, 2.0 and 3.0");
   }
   const size_t header_start = major == 1 ? 10 : 12;
-  if (content.size() < header_start) throw error_at(content.size(), "truncated .npy preamble");
-  const size_t header_len = le(content, 8, major == 1 ? 2 : 4);
-  if (header_start + header_len > content.size()) {
-    throw error_at(content.size(), ".npy header of " + std::to_string(header_len) +
-                                       " bytes runs past the member's end");
+  if (header_start > 10) {
+    if (const size_t more = reader.read(preamble + 10, 2); more < 2) {
+      throw error_at(10 + more, "truncated .npy preamble");
+    }
   }
-  const std::string_view text(reinterpret_cast<const char*>(content.data()) + header_start,
-                              header_len);
+  crc = crc32_z(crc, preamble, header_start);
+  uint64_t header_len = 0;
+  for (int i = (major == 1 ? 2 : 4) - 1; i >= 0; --i)
+    header_len = header_len << 8 | preamble[8 + i];
+  if (header_start + header_len > m.size) {
+    throw error_at(m.size, ".npy header of " + std::to_string(header_len) +
+                               " bytes runs past the member's end");
+  }
+  constexpr uint64_t kMaxHeader = kMiB;  // numpy writes a few hundred bytes
+  if (header_len > kMaxHeader) {
+    throw error_at(8, ".npy header of " + std::to_string(header_len) + " bytes is over the " +
+                          describe_bytes(kMaxHeader) + " this reader accepts");
+  }
+  std::vector<uint8_t> header;
+  if (reader.read_append(header, header_len, name + "'s .npy header", path) < header_len) {
+    throw error_at(header_start + header.size(), "truncated .npy header");
+  }
+  crc = crc32_z(crc, header.data(), header.size());
+  const std::string_view text(reinterpret_cast<const char*>(header.data()), header.size());
   std::string descr;
   bool fortran_order = false;
   Shape shape;
@@ -318,28 +393,39 @@ ByteArray parse_npy(std::vector<uint8_t> content, const std::string& path, const
   for (int64_t d : shape) {
     if (__builtin_mul_overflow(count, d, &count)) throw error_at(header_start, "shape overflows");
   }
-  const size_t body_start = header_start + header_len;
-  const int64_t present = static_cast<int64_t>(content.size() - body_start);
+  const uint64_t body_start = header_start + header_len;
+  const int64_t present = static_cast<int64_t>(m.size - body_start);
   if (present != count) {
-    throw error_at(content.size(), "shape " + shape_to_string(shape) + " needs " +
-                                       std::to_string(count) + " bytes, the member holds " +
-                                       std::to_string(present));
+    throw error_at(m.size, "shape " + shape_to_string(shape) + " needs " + std::to_string(count) +
+                               " bytes, the member holds " + std::to_string(present));
   }
-  content.erase(content.begin(), content.begin() + body_start);
-  return ByteArray(std::move(shape), std::move(content));
+  std::vector<uint8_t> body;
+  const size_t body_got =
+      reader.read_append(body, count, name + "'s body of shape " + shape_to_string(shape), path);
+  if (static_cast<int64_t>(body_got) != count || !reader.at_end()) {
+    const bool short_read = static_cast<int64_t>(body_got) != count;
+    throw FormatError(path, reader.offset(),
+                      short_read
+                          ? "deflate data of member " + name + " inflates to " +
+                                std::to_string(body_start + body_got) +
+                                " bytes but the archive declares " + std::to_string(m.size)
+                          : "deflate data of member " + name + " inflates to more than the " +
+                                std::to_string(m.size) + " bytes the archive declares");
+  }
+  if (!stored) check_crc(crc32_z(crc, body.data(), body.size()), m, path, data_offset);
+  return ByteArray(std::move(shape), std::move(body));
 }
 
 }  // namespace
 
 ByteArray read_npz_array(const std::string& path, const std::string& name) {
-  const std::vector<uint8_t> archive = detail::read_file(path);
+  // The whole archive (its real size, capped: ZIP without zip64 ends at 4 GiB).
+  const std::vector<uint8_t> archive = InputFile(path, 4 * kGiB, ".npz archive").read_all();
   const CentralDirectory cd = read_central_directory(archive, path);
   const std::string member_name = name + ".npy";
   for (const ZipMember& m : cd.members) {
     if (m.name != member_name) continue;
-    int64_t data_offset = 0;
-    std::vector<uint8_t> content = extract(archive, m, path, data_offset);
-    return parse_npy(std::move(content), path, member_name, data_offset, m.method == 0);
+    return read_npy(archive, m, path);
   }
   std::string present;
   for (const ZipMember& m : cd.members) present += (present.empty() ? "" : ", ") + m.name;

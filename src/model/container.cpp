@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/atomic_file.h"
+#include "core/input_file.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -74,7 +75,11 @@ void write_container(const std::string& path, Container c) {
 }
 
 Container read_container(const std::string& path, const std::string& expected_kind) {
-  return decode_container(read_whole_file(path), path, expected_kind);
+  return decode_container(read_container_file(path), path, expected_kind);
+}
+
+std::string read_container_file(const std::string& path) {
+  return read_regular_file(path, kMaxContainerBytes, "tandem file");
 }
 
 Container decode_container(const std::string& bytes, const std::string& path,
@@ -107,33 +112,48 @@ Container decode_container(const std::string& bytes, const std::string& path,
   }
   Container c;
   try {
-    c.header =
-        nlohmann::json::parse(bytes.begin() + kPrefix, bytes.begin() + kPrefix + header_size);
+    // A JSON value takes a few times its text: say so if that is more than there is.
+    c.header = allocating(path, "the JSON header (" + std::to_string(header_size) + " bytes)",
+                          header_size * 8, [&] {
+                            return nlohmann::json::parse(bytes.begin() + kPrefix,
+                                                         bytes.begin() + kPrefix + header_size);
+                          });
   } catch (const nlohmann::json::exception& e) {
     throw FormatError(path, kPrefix, std::string("header is not valid JSON: ") + e.what());
   }
-  const std::string kind = c.header.value("kind", "");
+  if (!c.header.is_object()) throw FormatError(path, kPrefix, "header is not a JSON object");
+  const nlohmann::json kind_json = c.header.value("kind", nlohmann::json(""));
+  if (!kind_json.is_string()) throw FormatError(path, kPrefix, "header's 'kind' is not a string");
+  const std::string kind = kind_json.get<std::string>();
   if (!expected_kind.empty() && kind != expected_kind) {
     throw FormatError(path, kPrefix, "holds a '" + kind + "', expected a '" + expected_kind + "'");
   }
   size_t at = kPrefix + header_size;
-  nlohmann::json sections;
-  try {
-    sections = c.header.at("sections");
-    for (const auto& s : sections)
-      (void)s.at("count").get<size_t>(), (void)s.at("name").get<std::string>();
-  } catch (const nlohmann::json::exception& e) {
-    throw FormatError(path, kPrefix, std::string("header lacks a valid section list: ") + e.what());
+  const auto sections = c.header.find("sections");
+  if (sections == c.header.end() || !sections->is_array()) {
+    throw FormatError(path, kPrefix, "header lacks a valid section list");
   }
-  for (const auto& s : sections) {
-    const size_t count = s.at("count").get<size_t>();
+  for (const auto& s : *sections) {
+    if (!s.is_object() || !s.contains("count") || !s.at("count").is_number_unsigned() ||
+        !s.contains("name") || !s.at("name").is_string()) {
+      throw FormatError(path, kPrefix,
+                        "header lacks a valid section list: entry " + s.dump().substr(0, 80) +
+                            " needs a \"name\" and a whole \"count\"");
+    }
+  }
+  for (const auto& s : *sections) {
+    const uint64_t count = s.at("count").get<uint64_t>();
+    const std::string name = s.at("name").get<std::string>();
+    // Sizes against the bytes present, before anything is allocated for them.
     if (count > (crc_at - at) / 4) {
       throw FormatError(path, static_cast<int64_t>(at),
-                        "section '" + s.at("name").get<std::string>() + "' of " +
-                            std::to_string(count) + " floats runs past the end of the file");
+                        "section '" + name + "' of " + std::to_string(count) +
+                            " floats runs past the end of the file");
     }
-    Section section{s.at("name").get<std::string>(), std::vector<float>(count)};
-    std::memcpy(section.values.data(), bytes.data() + at, count * 4);
+    Section section{name, allocating(path, "section '" + name + "'", count * 4, [&] {
+                      return std::vector<float>(static_cast<size_t>(count));
+                    })};
+    if (count > 0) std::memcpy(section.values.data(), bytes.data() + at, count * 4);
     at += count * 4;
     c.sections.push_back(std::move(section));
   }

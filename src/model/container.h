@@ -16,6 +16,8 @@
 namespace tandem::detail {
 
 inline constexpr uint32_t kContainerVersion = 1;
+// The largest tandem file read (a model of 4 billion parameters): a file is read whole.
+inline constexpr uint64_t kMaxContainerBytes = uint64_t{16} << 30;
 
 struct Section {
   std::string name;
@@ -38,5 +40,8 @@ Container decode_container(const std::string& bytes, const std::string& path,
                            const std::string& expected_kind);
 // Reads and verifies magic, version, checksum and sizes; expected_kind "" accepts any.
 Container read_container(const std::string& path, const std::string& expected_kind);
+// The bytes of the tandem file at `path`: a regular file (no FIFO, device or directory) of at
+// most kMaxContainerBytes; IoError naming it otherwise.
+std::string read_container_file(const std::string& path);
 
 }  // namespace tandem::detail

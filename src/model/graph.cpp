@@ -26,6 +26,41 @@ std::string snake_case(const std::string& type) {
   return out;
 }
 
+// Elements per sample, and parameters in a model, beyond which a graph is not one this
+// library can hold (2^40 floats are 4 TiB). Keeping every size below it keeps every product
+// and sum of sizes, here and in the layers, inside 64 bits.
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+int64_t checked_size(const Shape& shape, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxElements) {
+      throw ShapeError(what + ": shape " + shape_to_string(shape) +
+                       " has more than 2^40 elements (or a negative dimension)");
+    }
+  }
+  return n;
+}
+
+// A saved architecture's numbers that the layers read as integers must be integers: a float
+// there would be converted with undefined behaviour.
+void check_integers(const nlohmann::json& j, const char* key, const std::string& where) {
+  if (!j.is_object() || !j.contains(key)) return;
+  const nlohmann::json& v = j.at(key);
+  const bool ok = v.is_array() ? std::all_of(v.begin(), v.end(),
+                                             [](const auto& e) { return e.is_number_integer(); })
+                               : v.is_number_integer();
+  if (!ok) throw ConfigError(where + ": '" + key + "' must be an integer, got " + v.dump());
+}
+
+size_t index_at(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& v = j.at(key);
+  if (!v.is_number_unsigned()) {
+    throw ConfigError(where + ": '" + key + "' must be an index >= 0, got " + v.dump());
+  }
+  return v.get<size_t>();
+}
+
 }  // namespace
 
 Graph::Graph(const Node& input, const Node& output) {
@@ -140,13 +175,17 @@ void Graph::layout_params() {
         }
       }
     }
+    const std::string where = "layer '" + entry.layer->name + "'";
     for (ParamSpec& spec : first_specs) {
-      check_initializer_name(spec.initializer.name, "layer '" + entry.layer->name + "'");
-      const int64_t size = shape_size(spec.shape);
+      check_initializer_name(spec.initializer.name, where);
+      const int64_t size = checked_size(spec.shape, where + " " + spec.name);
       entry.params.push_back(static_cast<int>(params_.size()));
       params_.push_back({static_cast<int>(li), std::move(spec), offset, size});
       param_count_ += size;
       offset += size;  // a layer's parameters are contiguous: layers index them from its start
+      if (offset > kMaxElements) {
+        throw ShapeError("model: more than 2^40 parameters up to " + where);
+      }
     }
     entry.param_count = offset - entry.param_offset;
     offset = (offset + kParamAlignFloats - 1) / kParamAlignFloats * kParamAlignFloats;
@@ -173,29 +212,47 @@ nlohmann::json Graph::to_json() const {
   return {{"layers", layers}, {"nodes", nodes}};
 }
 
+// Architectures come from files: every index is checked, and every node's size is checked
+// (overflow-free, below kMaxElements) before the next layer computes with it.
 std::pair<Node, Node> Graph::nodes_from_json(const nlohmann::json& architecture) {
   std::vector<Layer> layers;
   for (const auto& l : architecture.at("layers")) {
-    layers.emplace_back(layer_from_config(l.at("type").get<std::string>(), l.at("config")));
+    const std::string where = "architecture: layer " + std::to_string(layers.size());
+    const nlohmann::json& config = l.at("config");
+    for (const char* key : {"units", "axis", "shape", "seed"}) check_integers(config, key, where);
+    layers.emplace_back(layer_from_config(l.at("type").get<std::string>(), config));
   }
   std::vector<Node> nodes;
   for (const auto& n : architecture.at("nodes")) {
-    const size_t li = n.at("layer").get<size_t>();
+    const std::string where = "architecture: node " + std::to_string(nodes.size());
+    const size_t li = index_at(n, "layer", where);
     if (li >= layers.size()) throw ConfigError("architecture: node refers to a missing layer");
     const auto& impl = layers[li].impl();
     if (impl->is_input()) {
       auto data = std::make_shared<NodeData>();
       data->layer = impl;
       data->shape = impl->output_shape({});
+      checked_size(data->shape, where + " (" + impl->type() + ")");
       nodes.emplace_back(std::move(data));
       continue;
     }
     std::vector<Node> inputs;
-    for (size_t i : n.at("inputs").get<std::vector<size_t>>()) {
-      if (i >= nodes.size()) throw ConfigError("architecture: node input out of order");
-      inputs.push_back(nodes[i]);
+    int64_t input_elements = 0;  // what Concatenate sums stays below kMaxElements too
+    const nlohmann::json& ins = n.at("inputs");
+    if (!ins.is_array()) throw ConfigError(where + ": 'inputs' must be a list of node indices");
+    for (const auto& in : ins) {
+      if (!in.is_number_unsigned() || in.get<size_t>() >= nodes.size()) {
+        throw ConfigError("architecture: node input out of order");
+      }
+      inputs.push_back(nodes[in.get<size_t>()]);
+      if (__builtin_add_overflow(input_elements, shape_size(inputs.back().shape()),
+                                 &input_elements) ||
+          input_elements > kMaxElements) {
+        throw ShapeError(where + ": inputs of more than 2^40 elements per sample");
+      }
     }
     nodes.push_back(layers[li](inputs));
+    checked_size(nodes.back().shape(), where + " (" + impl->type() + ")");
   }
   if (nodes.empty()) throw ConfigError("architecture: no nodes");
   return {nodes.front(), nodes.back()};

@@ -119,6 +119,7 @@ void Model::compile(const Optimizer& optimizer, const std::string& loss,
   }
   c.metrics = metrics;
   c.accuracy_kind = detail::accuracy_for(c.loss.kind(), s.classes());
+  s.train_on_batch_cache.reset();  // it points at the kernel and state replaced here
   s.compiled = std::move(c);
   s.learning_rate = optimizer.learning_rate;
   s.reset_optimizer_state();

@@ -42,6 +42,10 @@ struct ModelState {
   // Fits running on this model (a callback may start another): compile() would free what
   // they use, so it refuses while this is not zero.
   int fits_running = 0;
+  // What train_on_batch keeps between calls (its one-device strategy: buffers and oneDNN
+  // primitives), owned here and known only to the train layer that made it. compile()
+  // drops it, since it points at the optimizer state compile() replaces.
+  std::shared_ptr<void> train_on_batch_cache;
 
   // Rows of the last axis: the classes a loss and accuracy see.
   int64_t classes() const { return graph->output().shape.back(); }

@@ -3,9 +3,13 @@
 //                 sections "w0", "w1", ... in get_weights() order
 //   model file:   {"kind": "model", "name", "architecture", "compile": {...}, "iterations",
 //                  "learning_rate"} + the weight sections + "optimizer/<slot>" sections
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/input_file.h"
 #include "model/container.h"
+#include "model/graph.h"
 #include "model/model_state.h"
 #include "tandem/error.h"
 #include "tandem/model.h"
@@ -32,40 +36,166 @@ void add_weights(const detail::ModelState& s, const std::vector<Tensor>& weights
 
 // The file's weights as tensors, checked against the model's layout: count, then each
 // shape, with the layer named on a mismatch.
-std::vector<Tensor> read_weights(const detail::ModelState& s, const detail::Container& c,
-                                 const std::string& path) {
-  const auto& params = s.graph->params();
+std::vector<Tensor> read_weights(const detail::Graph& graph, const std::string& model_name,
+                                 const detail::Container& c, const std::string& path) {
+  const auto& params = graph.params();
   const json list = c.header.value("weights", json::array());
+  if (!list.is_array()) throw FormatError(path, 16, "'weights' is not a list");
   if (list.size() != params.size()) {
     throw ShapeError(path + ": holds " + std::to_string(list.size()) +
-                     " weight arrays but model '" + s.name + "' has " +
+                     " weight arrays but model '" + model_name + "' has " +
                      std::to_string(params.size()) + " (a different architecture)");
   }
   std::vector<Tensor> out;
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& e = params[i];
-    const std::string layer = s.graph->layers()[e.layer_index].layer->name;
+    const std::string layer = graph.layers()[e.layer_index].layer->name;
     Shape shape;
-    try {
-      shape = list[i].at("shape").get<Shape>();
-    } catch (const json::exception&) {
+    const json& entry = list[i];
+    const bool valid = entry.is_object() && entry.contains("shape") &&
+                       entry.at("shape").is_array() &&
+                       std::all_of(entry.at("shape").begin(), entry.at("shape").end(),
+                                   [](const json& d) { return d.is_number_integer(); });
+    if (!valid) {
       throw FormatError(path, 0, "weight entry " + std::to_string(i) + " has no valid shape");
     }
+    shape = entry.at("shape").get<Shape>();
+    auto text = [&](const char* key) {
+      return entry.contains(key) && entry.at(key).is_string() ? entry.at(key).get<std::string>()
+                                                              : std::string("?");
+    };
     if (shape != e.spec.shape) {
-      throw ShapeError(path + ": weight " + std::to_string(i) + " (" + list[i].value("layer", "?") +
-                       "/" + list[i].value("name", "?") + ") has shape " + shape_to_string(shape) +
-                       " but layer '" + layer + "' " + e.spec.name + " needs " +
-                       shape_to_string(e.spec.shape) + " (a different architecture)");
+      throw ShapeError(path + ": weight " + std::to_string(i) + " (" + text("layer") + "/" +
+                       text("name") + ") has shape " + shape_to_string(shape) + " but layer '" +
+                       layer + "' " + e.spec.name + " needs " + shape_to_string(e.spec.shape) +
+                       " (a different architecture)");
     }
     const auto& values = c.section("w" + std::to_string(i), path).values;
-    if (static_cast<int64_t>(values.size()) != shape_size(shape)) {
+    if (static_cast<int64_t>(values.size()) != e.size) {
       throw FormatError(path, 0,
                         "weight " + std::to_string(i) + " has " + std::to_string(values.size()) +
                             " values for shape " + shape_to_string(shape));
     }
-    out.emplace_back(shape, values);
+    out.push_back(allocating(path, "weight " + std::to_string(i) + " of layer '" + layer + "'",
+                             values.size() * sizeof(float), [&] { return Tensor(shape, values); }));
   }
   return out;
+}
+
+// What the architecture implies must be what the file holds, before anything is built from
+// it: the parameter count (computed overflow-free by the graph) against the floats of the
+// weight sections, and each optimizer section against the parameter buffer.
+void check_sizes_against_file(const detail::Graph& graph, const detail::Container& c,
+                              const std::string& path) {
+  uint64_t weight_floats = 0;
+  for (size_t i = 0; i < graph.params().size(); ++i) {
+    for (const detail::Section& s : c.sections) {
+      if (s.name == "w" + std::to_string(i)) {
+        weight_floats += s.values.size();
+        break;
+      }
+    }
+  }
+  if (weight_floats != static_cast<uint64_t>(graph.param_count())) {
+    const auto& params = graph.params();
+    const auto largest = std::max_element(params.begin(), params.end(),
+                                          [](auto& a, auto& b) { return a.size < b.size; });
+    throw FormatError(
+        path, 16,
+        "the architecture implies " + std::to_string(graph.param_count()) + " parameters" +
+            (largest != params.end()
+                 ? " (layer '" + graph.layers()[largest->layer_index].layer->name + "' " +
+                       largest->spec.name + " alone " + std::to_string(largest->size) + ")"
+                 : std::string()) +
+            " but the file's weight sections hold " + std::to_string(weight_floats) +
+            " floats; the file is damaged or not a model");
+  }
+  for (const detail::Section& s : c.sections) {
+    if (s.name.rfind("optimizer/", 0) == 0 &&
+        static_cast<int64_t>(s.values.size()) != graph.param_buffer_size()) {
+      throw FormatError(path, 16,
+                        "section '" + s.name + "' has " + std::to_string(s.values.size()) +
+                            " values, the architecture's parameter buffer " +
+                            std::to_string(graph.param_buffer_size()));
+    }
+  }
+}
+
+uint64_t weights_bytes(const std::vector<Tensor>& weights) {
+  uint64_t floats = 0;
+  for (const Tensor& w : weights) floats += static_cast<uint64_t>(w.size());
+  return floats * sizeof(float);
+}
+
+Model load_model(const detail::Container& c, const std::string& path) {
+  std::pair<Node, Node> io;
+  std::vector<Tensor> weights;
+  const std::string name = c.header.value("name", "model");
+  try {
+    io = detail::Graph::nodes_from_json(c.header.at("architecture"));
+    // The layout alone (no parameter buffer yet) says how much the model needs.
+    const detail::Graph graph(io.first, io.second);
+    check_sizes_against_file(graph, c, path);
+    weights = read_weights(graph, name, c, path);
+  } catch (const json::exception& e) {
+    throw FormatError(path, 16, std::string("invalid architecture: ") + e.what());
+  } catch (const ConfigError& e) {
+    throw FormatError(path, 16, std::string("invalid architecture: ") + e.what());
+  } catch (const ShapeError& e) {
+    const std::string what = e.what();
+    if (what.rfind(path, 0) == 0) throw;  // read_weights's, naming the file already
+    throw FormatError(path, 16, "invalid architecture: " + what);
+  }
+  Model model = allocating(path, "the parameters of model '" + name + "'", weights_bytes(weights),
+                           [&] { return Model(io.first, io.second, name); });
+  auto& s = model.state();
+  model.set_weights(weights);
+  if (c.header.contains("compile")) {
+    try {
+      const json& cc = c.header.at("compile");
+      const json& oj = cc.at("optimizer");
+      Optimizer o;
+      o.name = oj.at("name").get<std::string>();
+      o.learning_rate = oj.at("learning_rate").get<double>();
+      o.momentum = oj.at("momentum").get<double>();
+      o.nesterov = oj.at("nesterov").get<bool>();
+      o.rho = oj.at("rho").get<double>();
+      o.beta_1 = oj.at("beta_1").get<double>();
+      o.beta_2 = oj.at("beta_2").get<double>();
+      o.epsilon = oj.at("epsilon").get<double>();
+      allocating(path, "the optimizer state of model '" + name + "'", weights_bytes(weights) * 2,
+                 [&] {
+                   model.compile(o, cc.at("loss").get<std::string>(),
+                                 cc.at("metrics").get<std::vector<std::string>>());
+                 });
+      const json& iterations = c.header.at("iterations");
+      if (!iterations.is_number_integer() || iterations.get<int64_t>() < 0) {
+        throw FormatError(path, 16,
+                          "iterations must be a whole number >= 0, got " + iterations.dump());
+      }
+      s.iterations = iterations.get<int64_t>();
+      s.learning_rate = c.header.at("learning_rate").get<double>();
+      if (!std::isfinite(s.learning_rate) || !(s.learning_rate > 0)) {
+        throw FormatError(path, 16,
+                          "learning_rate must be > 0, got " + c.header.at("learning_rate").dump());
+      }
+    } catch (const json::exception& e) {
+      throw FormatError(path, 16, std::string("invalid compile section: ") + e.what());
+    } catch (const ConfigError& e) {
+      throw FormatError(path, 16, std::string("invalid compile section: ") + e.what());
+    }
+    for (size_t k = 0; k < s.optimizer_state.size(); ++k) {
+      const auto& values = c.section("optimizer/" + std::to_string(k), path).values;
+      if (static_cast<int64_t>(values.size()) != s.optimizer_state[k].size()) {
+        throw FormatError(path, 0,
+                          "optimizer slot " + std::to_string(k) + " has " +
+                              std::to_string(values.size()) + " values, expected " +
+                              std::to_string(s.optimizer_state[k].size()));
+      }
+      std::copy(values.begin(), values.end(), s.optimizer_state[k].data());
+    }
+  }
+  return model;
 }
 
 }  // namespace
@@ -85,7 +215,13 @@ void Model::load_weights(const std::string& path) {
   if (kind != "weights" && kind != "model") {
     throw FormatError(path, 16, "holds a '" + kind + "', expected weights or a model");
   }
-  set_weights(read_weights(*state_, c, path));
+  std::vector<Tensor> weights;
+  try {
+    weights = read_weights(*state_->graph, state_->name, c, path);
+  } catch (const json::exception& e) {
+    throw FormatError(path, 16, std::string("invalid weights list: ") + e.what());
+  }
+  set_weights(weights);
 }
 
 void Model::save(const std::string& path) const {
@@ -122,47 +258,11 @@ void Model::save(const std::string& path) const {
 
 Model Model::load(const std::string& path) {
   const auto c = detail::read_container(path, "model");
-  std::pair<Node, Node> io;
   try {
-    io = detail::Graph::nodes_from_json(c.header.at("architecture"));
+    return load_model(c, path);
   } catch (const json::exception& e) {
-    throw FormatError(path, 16, std::string("invalid architecture: ") + e.what());
+    throw FormatError(path, 16, std::string("invalid model header: ") + e.what());
   }
-  Model model(io.first, io.second, c.header.value("name", "model"));
-  auto& s = *model.state_;
-  model.set_weights(read_weights(s, c, path));
-  if (c.header.contains("compile")) {
-    try {
-      const json& cc = c.header.at("compile");
-      const json& oj = cc.at("optimizer");
-      Optimizer o;
-      o.name = oj.at("name").get<std::string>();
-      o.learning_rate = oj.at("learning_rate").get<double>();
-      o.momentum = oj.at("momentum").get<double>();
-      o.nesterov = oj.at("nesterov").get<bool>();
-      o.rho = oj.at("rho").get<double>();
-      o.beta_1 = oj.at("beta_1").get<double>();
-      o.beta_2 = oj.at("beta_2").get<double>();
-      o.epsilon = oj.at("epsilon").get<double>();
-      model.compile(o, cc.at("loss").get<std::string>(),
-                    cc.at("metrics").get<std::vector<std::string>>());
-      s.iterations = c.header.at("iterations").get<int64_t>();
-      s.learning_rate = c.header.at("learning_rate").get<double>();
-    } catch (const json::exception& e) {
-      throw FormatError(path, 16, std::string("invalid compile section: ") + e.what());
-    }
-    for (size_t k = 0; k < s.optimizer_state.size(); ++k) {
-      const auto& values = c.section("optimizer/" + std::to_string(k), path).values;
-      if (static_cast<int64_t>(values.size()) != s.optimizer_state[k].size()) {
-        throw FormatError(path, 0,
-                          "optimizer slot " + std::to_string(k) + " has " +
-                              std::to_string(values.size()) + " values, expected " +
-                              std::to_string(s.optimizer_state[k].size()));
-      }
-      std::copy(values.begin(), values.end(), s.optimizer_state[k].data());
-    }
-  }
-  return model;
 }
 
 }  // namespace tandem

@@ -23,6 +23,7 @@ constexpr std::array<const char*, 2> kStrategies = {"mirrored", "host"};
 constexpr std::array<const char*, 2> kReducers = {"sharded", "allreduce"};
 constexpr std::array<const char*, 2> kCompressions = {"none", "bf16"};
 constexpr std::array<const char*, 2> kUnits = {"epoch", "step"};
+constexpr std::array<const char*, 2> kAllreduces = {"ring", "tree"};
 
 }  // namespace
 
@@ -39,6 +40,10 @@ CheckpointUnit parse_checkpoint_unit(const std::string& n) {
   return parse<CheckpointUnit>(n, kUnits, "checkpoint_unit");
 }
 
+AllreduceKind parse_allreduce(const std::string& n) {
+  return parse<AllreduceKind>(n, kAllreduces, "all-reduce");
+}
+
 const char* name_of(StrategyKind k) {
   return kStrategies[static_cast<size_t>(k)];
 }
@@ -50,6 +55,9 @@ const char* name_of(GradCompression k) {
 }
 const char* name_of(CheckpointUnit k) {
   return kUnits[static_cast<size_t>(k)];
+}
+const char* name_of(AllreduceKind k) {
+  return kAllreduces[static_cast<size_t>(k)];
 }
 
 }  // namespace tandem::detail

@@ -1,12 +1,15 @@
 #include "report/scaling_report.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
-#include "core/atomic_file.h"
+#include "core/input_file.h"
 #include "report/svg_chart.h"
 #include "tandem/error.h"
 
@@ -165,37 +168,94 @@ std::string report_html(const ScalingReport& r) {
   return h + "</body>\n</html>\n";
 }
 
-TrainingCurve read_training_curve(const std::string& path) {
-  const std::string text = read_whole_file(path);
+namespace {
+
+// Histories are a line per epoch: 64 MiB is far beyond any, and keeps a wrong path (a
+// dataset, a model file) from being read whole.
+constexpr uint64_t kMaxHistoryBytes = 64 * kMiB;
+// A metric beyond this is no value to plot: the chart's axis arithmetic needs |v| + 1 to
+// differ from |v| in a double, with room to spare.
+constexpr double kMaxMetric = 1e12;
+
+// A finite number, the whole cell (surrounding blanks allowed), or nothing.
+std::optional<double> parse_number(const std::string& cell) {
+  const char* begin = cell.c_str();
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(begin, &end);
+  if (end == begin || errno == ERANGE) return std::nullopt;
+  while (*end == ' ' || *end == '\t' || *end == '\r') ++end;
+  if (*end != '\0' || end != begin + cell.size()) return std::nullopt;
+  if (!std::isfinite(v) || std::abs(v) > kMaxMetric) return std::nullopt;
+  return v;
+}
+
+TrainingCurve read_metrics_json(const std::string& text, const std::string& path) {
   TrainingCurve curve;
   curve.name = path;
-  const auto start = text.find_first_not_of(" \t\r\n");
-  if (start != std::string::npos && text[start] == '{') {
-    try {
-      const auto j = nlohmann::json::parse(text);
-      for (const auto& epoch : j.at("epochs")) {
-        for (const auto& [k, v] : epoch.items()) {
-          if (k != "epoch" && k != "seconds" && v.is_number()) curve.series[k].push_back(v);
-        }
-      }
-    } catch (const nlohmann::json::exception& e) {
-      throw FormatError(
-          path, 0, std::string("not a tandem --metrics-json report (no epochs list): ") + e.what());
-    }
-    return curve;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(path, 0, std::string("not valid JSON: ") + e.what());
   }
+  if (!j.is_object() || !j.contains("epochs") || !j.at("epochs").is_array()) {
+    throw FormatError(path, 0, "not a tandem --metrics-json report (no epochs list)");
+  }
+  size_t index = 0;
+  for (const auto& epoch : j.at("epochs")) {
+    if (!epoch.is_object()) {
+      throw FormatError(path, 0, "epochs[" + std::to_string(index) + "] is not an object");
+    }
+    for (const auto& [k, v] : epoch.items()) {
+      if (k == "epoch" || k == "seconds" || !v.is_number()) continue;
+      const double value = v.get<double>();
+      if (!std::isfinite(value) || std::abs(value) > kMaxMetric) {
+        throw FormatError(path, 0,
+                          "epochs[" + std::to_string(index) + "]." + k + " = " + v.dump() +
+                              " is out of range for a metric");
+      }
+      curve.series[k].push_back(value);
+    }
+    ++index;
+  }
+  return curve;
+}
+
+}  // namespace
+
+TrainingCurve read_training_curve(const std::string& path) {
+  const std::string text = read_regular_file(path, kMaxHistoryBytes, "training history");
+  const auto start = text.find_first_not_of(" \t\r\n");
+  if (start != std::string::npos && text[start] == '{') return read_metrics_json(text, path);
+  TrainingCurve curve;
+  curve.name = path;
   // CSVLogger: a header "epoch,accuracy,loss,..." then one row per epoch.
   std::stringstream in(text);
   std::string line;
   std::getline(in, line);
+  int64_t offset = static_cast<int64_t>(line.size()) + 1;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
   const auto columns = split(line, ',');
   if (columns.empty() || columns.front() != "epoch") {
     throw FormatError(path, 0,
                       "neither a --metrics-json report nor a CSVLogger file (no epoch column)");
   }
-  int64_t offset = static_cast<int64_t>(line.size()) + 1;
+  std::set<std::string> seen;
+  for (const auto& column : columns) {
+    if (column.empty() || !seen.insert(column).second) {
+      throw FormatError(path, 0,
+                        column.empty() ? "the CSV header has an empty column name"
+                                       : "the CSV header names column '" + column + "' twice");
+    }
+  }
   while (std::getline(in, line)) {
-    if (line.empty()) continue;
+    const int64_t line_size = static_cast<int64_t>(line.size()) + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) {
+      offset += line_size;
+      continue;
+    }
     const auto cells = split(line, ',');
     if (cells.size() != columns.size()) {
       throw FormatError(path, offset,
@@ -203,13 +263,14 @@ TrainingCurve read_training_curve(const std::string& path) {
                             std::to_string(columns.size()));
     }
     for (size_t k = 1; k < cells.size(); ++k) {
-      try {
-        curve.series[columns[k]].push_back(std::stod(cells[k]));
-      } catch (const std::exception&) {
-        throw FormatError(path, offset, "'" + cells[k] + "' is not a number");
+      const std::optional<double> v = parse_number(cells[k]);
+      if (!v) {
+        throw FormatError(path, offset,
+                          "'" + cells[k].substr(0, 40) + "' is not a number (finite, |x| <= 1e12)");
       }
+      curve.series[columns[k]].push_back(*v);
     }
-    offset += static_cast<int64_t>(line.size()) + 1;
+    offset += line_size;
   }
   return curve;
 }

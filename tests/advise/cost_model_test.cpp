@@ -17,7 +17,7 @@ const std::vector<int64_t> kSeed = {784, 4096, 2048, 512, 64, 10};
 Scenario seed_scenario(const std::string& strategy) {
   Scenario s;
   s.model = ModelCost::dense(kSeed);
-  s.strategy = strategy;
+  s.strategy = parse_strategy(strategy);
   return s;
 }
 
@@ -69,7 +69,7 @@ TEST(CostModel, CompressionAndOverlapOnlyHelp) {
   EXPECT_GT(predict(hw, s).step_seconds, four);
   s.overlap = true;
   // A tree moves the whole bucket per hop: slower than a ring for large buckets at n = 4.
-  s.allreduce = "tree";
+  s.allreduce = AllreduceKind::tree;
   EXPECT_GT(predict(hw, s).step_seconds, four);
   EXPECT_GT(four, 0);
   EXPECT_GT(plain, 0);
@@ -88,8 +88,12 @@ TEST(CostModel, BadInputIsAClearError) {
   s.devices = 8;  // beyond the profile's 4: extrapolated, not refused
   EXPECT_GT(predict(hw, s).step_seconds, 0);
   s.devices = 2;
-  s.strategy = "ring";
-  test::expect_error<ConfigError>([&] { predict(hw, s); }, {"unknown strategy 'ring'"});
+  // Names are parsed once, at the boundary, with the valid names in the error.
+  test::expect_error<ConfigError>([&] { parse_strategy("ring"); },
+                                  {"unknown strategy 'ring'", "mirrored, host"});
+  test::expect_error<ConfigError>([&] { parse_allreduce("star"); },
+                                  {"unknown all-reduce 'star'", "ring, tree"});
+  EXPECT_EQ(parse_allreduce(name_of(AllreduceKind::tree)), AllreduceKind::tree);
 
   test::TempDir dir;
   nlohmann::json j =

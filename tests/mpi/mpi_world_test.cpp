@@ -2,18 +2,18 @@
 // all-reduce of odd and empty sizes, many operations in flight, the deterministic sum
 // (bitwise a fixed tree over ranks, the same on every rank), bf16 compression within its
 // error bound, broadcast, allgather, the start-up job check, and the API fit across ranks
-// against the same fit in one process.
+// (one and two devices per rank) against the same fit in one process.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
 #include <vector>
 
-#include "model/job_check.h"
 #include "parallel/shared_memory_communicator.h"
 #include "parallel/world.h"
 #include "tandem/mpi.h"
 #include "tandem/tandem.h"
+#include "train/job_check.h"
 
 namespace tandem::detail {
 namespace {
@@ -175,14 +175,20 @@ Model small_model(uint64_t seed) {
   return m;
 }
 
-TEST(MpiWorld, FitAcrossRanksMatchesOneProcess) {
+// The API fit across ranks against the same fit in one process on one device: with one
+// device per rank, and with two (the hierarchical reducer: a rank's devices share one
+// parameter buffer, one all-reduce per bucket crosses processes; run under ThreadSanitizer
+// by scripts/test.sh). Deterministic mode is bitwise the one-device run.
+class FitAcrossRanks : public ::testing::TestWithParam<int> {};
+TEST_P(FitAcrossRanks, MatchesOneProcess) {
+  const int per_rank = GetParam();
   std::mt19937 gen(7);
   std::normal_distribution<float> dist;
   Tensor x({203, 20}), y({203, 3});
   for (auto& v : x.values()) v = dist(gen);
   for (int64_t i = 0; i < 203; ++i) y.values()[i * 3 + (i % 3)] = 1;
   for (const bool deterministic : {false, true}) {
-    if (deterministic && 4 % world().size() != 0) continue;
+    if (deterministic && 4 % (per_rank * world().size()) != 0) continue;
     FitOptions o{.batch_size = 32,
                  .epochs = 3,
                  .verbose = 0,
@@ -193,6 +199,7 @@ TEST(MpiWorld, FitAcrossRanksMatchesOneProcess) {
     o.distributed = false;
     const History h1 = alone.fit(x, y, o);
     o.distributed = true;
+    o.devices = per_rank;
     const History hn = across.fit(x, y, o);
     const auto w1 = alone.get_weights(), wn = across.get_weights();
     for (size_t k = 0; k < w1.size(); ++k) {
@@ -208,6 +215,7 @@ TEST(MpiWorld, FitAcrossRanksMatchesOneProcess) {
     EXPECT_NEAR(h1.history.at("loss").back(), hn.history.at("loss").back(), 1e-5);
   }
 }
+INSTANTIATE_TEST_SUITE_P(DevicesPerRank, FitAcrossRanks, ::testing::Values(1, 2));
 
 }  // namespace
 }  // namespace tandem::detail

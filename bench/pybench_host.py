@@ -1,0 +1,104 @@
+"""What the Python benchmarks share: the CPU's name, and how much of the machine other
+processes used while a measurement ran (the machine is shared: a compile or a test run
+next to a benchmark halves what it gets, and interleaving alone does not undo that).
+
+The share is read from /proc/stat (every process's CPU time, in clock ticks) minus this
+process's and its children's CPU time (getrusage), over the measurement's wall time times
+the cores. A measurement whose share is above a threshold is flagged "noisy"."""
+import argparse
+import json
+import os
+import resource
+import time
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+_CORES = os.cpu_count() or 1
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
+def _machine_busy_seconds():
+    """CPU seconds every process on the machine has used (user, nice, system, irq, softirq,
+    steal) since boot."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:9]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = v
+    return (user + nice + system + irq + softirq + steal) / _TICKS
+
+
+def _own_seconds():
+    """CPU seconds of this process and of its children that have ended."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        r = resource.getrusage(who)
+        total += r.ru_utime + r.ru_stime
+    return total
+
+
+class OtherLoad:
+    """with OtherLoad() as m: ...  then m.share: the fraction of the machine (all cores)
+    that processes other than this one and its children used meanwhile. Children must have
+    ended (been waited for) by the end of the block."""
+
+    def __enter__(self):
+        self._wall, self._busy, self._own = time.perf_counter(), _machine_busy_seconds(), \
+            _own_seconds()
+        return self
+
+    def __exit__(self, *exc):
+        self.wall_s = time.perf_counter() - self._wall
+        self.own_cpu_s = _own_seconds() - self._own
+        busy = _machine_busy_seconds() - self._busy
+        self.other_cpu_s = max(0.0, busy - self.own_cpu_s)
+        self.share = self.other_cpu_s / max(self.wall_s * _CORES, 1e-9)
+        return False
+
+    def as_dict(self):
+        return {"wall_s": self.wall_s, "own_cpu_s": self.own_cpu_s,
+                "other_cpu_s": self.other_cpu_s, "other_share": self.share}
+
+
+def wait_for_quiet(threshold, max_wait_s, window_s=2.0):
+    """Waits until other processes used at most `threshold` of the machine over one
+    window, or max_wait_s has passed; returns the last window's share."""
+    deadline = time.monotonic() + max_wait_s
+    while True:
+        with OtherLoad() as m:
+            time.sleep(window_s)
+        if m.share <= threshold or time.monotonic() >= deadline:
+            return m.share
+
+
+def write_json_atomically(path, value):
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w") as f:
+        json.dump(value, f, indent=2)
+    os.replace(tmp, path)  # never a half-written file under the real name
+
+
+def positive(text):
+    """argparse type: a whole number >= 1."""
+    v = int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return v
+
+
+def positive_list(text, what="numbers"):
+    """argparse type: comma-separated whole numbers >= 1 ("1,2")."""
+    try:
+        values = [int(v) for v in text.split(",") if v]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what} like 1,2, got {text!r}")
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{what} must be >= 1, got {text!r}")
+    return values
