@@ -6,8 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "core/output_path.h"
 #include "tandem/error.h"
@@ -63,15 +61,6 @@ void write_file_atomically(const std::string& requested, std::string_view conten
     ::fsync(dir_fd);
     ::close(dir_fd);
   }
-}
-
-std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw IoError(path, std::string("cannot open: ") + errno_text());
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) throw IoError(path, "read failed");
-  return s.str();
 }
 
 }  // namespace tandem

@@ -13,7 +13,5 @@ namespace tandem {
 // temporaries beside it removed). IoError naming the path on any failure; the temporary
 // file is removed then.
 void write_file_atomically(const std::string& path, std::string_view contents);
-// The whole file. IoError when it cannot be opened or read.
-std::string read_whole_file(const std::string& path);
 
 }  // namespace tandem

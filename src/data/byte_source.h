@@ -46,8 +46,7 @@ class InflateStream {
   // stream ends here (its trailer then checked, for gzip).
   uint64_t skip_rest(uint64_t limit);
 
-  uint64_t produced() const { return produced_; }  // decompressed bytes so far
-  int64_t offset() const;                          // in the file, of the next compressed byte
+  int64_t offset() const;  // in the file, of the next compressed byte
 
  private:
   std::span<const uint8_t> in_;

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "core/atomic_file.h"
+#include "core/input_file.h"
 #include "tandem/error.h"
 #include "test_util.h"
 
@@ -21,6 +22,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+
+std::string read_test_file(const std::string& path) {
+  return read_regular_file(path, kMiB, "test output");
+}
 
 std::string message_of(const std::function<void()>& f) {
   try {
@@ -37,12 +42,12 @@ TEST(OutputPath, WritesThroughASymlinkToItsTarget) {
   fs::create_symlink("target", dir.file("link"));
   write_file_atomically(dir.file("link"), "new");
   EXPECT_TRUE(fs::is_symlink(dir.file("link")));
-  EXPECT_EQ(read_whole_file(dir.file("target")), "new");
+  EXPECT_EQ(read_test_file(dir.file("target")), "new");
   // A dangling link gets its target created.
   fs::create_symlink("later", dir.file("dangling"));
   write_file_atomically(dir.file("dangling"), "x");
   EXPECT_TRUE(fs::is_symlink(dir.file("dangling")));
-  EXPECT_EQ(read_whole_file(dir.file("later")), "x");
+  EXPECT_EQ(read_test_file(dir.file("later")), "x");
 }
 
 TEST(OutputPath, RefusesFifosDevicesAndDirectoriesAndLeavesThem) {
@@ -85,7 +90,7 @@ TEST(OutputPath, RemovesTemporariesOfDeadWritersOnly) {
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(alive));
   EXPECT_TRUE(fs::exists(other));
-  EXPECT_EQ(read_whole_file(dir.file("m.tandem")), "whole");
+  EXPECT_EQ(read_test_file(dir.file("m.tandem")), "whole");
 }
 
 TEST(OutputPath, OutputsMustBeDistinctAndNotInputs) {
