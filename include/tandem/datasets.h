@@ -40,9 +40,10 @@ Tensor to_categorical(const ByteArray& labels, int num_classes = -1);
 namespace mnist {
 // Reads MNIST from `path`: a directory holding the four IDX files (train-images-idx3-ubyte,
 // train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each optionally
-// .gz, not both: that is a ConfigError naming the two), or Keras's mnist.npz (x_train, y_train, x_test, y_test).
-// A missing file is an IoError naming it. Images not (count, rows, cols), labels not (count,),
-// image/label count mismatches and train/test image sizes that differ are FormatErrors.
+// .gz, not both: that is a ConfigError naming the two), or Keras's mnist.npz (x_train, y_train,
+// x_test, y_test). A missing file is an IoError naming it. Images not (count, rows, cols), labels
+// not (count,), image/label count mismatches and train/test image sizes that differ are
+// FormatErrors.
 TrainTestSplit load_data(const std::string& path);
 }  // namespace mnist
 

@@ -11,3 +11,4 @@
 #include "tandem/mpi.h"
 #include "tandem/optimizers.h"
 #include "tandem/samples.h"
+#include "tandem/zoo.h"

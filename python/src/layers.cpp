@@ -3,6 +3,7 @@
 #include "tandem/layers.h"
 
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -44,6 +45,66 @@ void bind_layers(nb::module_& m) {
   m.def("Flatten", &Flatten, nb::arg("name"));
   m.def("Add", &Add, nb::arg("name"));
   m.def("Concatenate", &Concatenate, nb::arg("axis"), nb::arg("name"));
+
+  using Pair = std::pair<int64_t, int64_t>;
+  const auto size2 = [](Pair p) { return Size2(p.first, p.second); };
+  m.def(
+      "Conv2D",
+      [size2](int64_t filters, Pair kernel_size, const std::string& activation, Pair strides,
+              const std::string& padding, Pair dilation_rate, bool use_bias,
+              const Initializer& kernel_initializer, const Initializer& bias_initializer,
+              const std::string& name) {
+        return Conv2D(filters, size2(kernel_size), activation,
+                      {.strides = size2(strides),
+                       .padding = padding,
+                       .dilation_rate = size2(dilation_rate),
+                       .use_bias = use_bias,
+                       .kernel_initializer = kernel_initializer,
+                       .bias_initializer = bias_initializer,
+                       .name = name});
+      },
+      nb::arg("filters"), nb::arg("kernel_size"), nb::arg("activation"), nb::arg("strides"),
+      nb::arg("padding"), nb::arg("dilation_rate"), nb::arg("use_bias"),
+      nb::arg("kernel_initializer"), nb::arg("bias_initializer"), nb::arg("name"));
+  const auto pool = [size2](bool max) {
+    return [size2, max](Pair pool_size, std::optional<Pair> strides, const std::string& padding,
+                        const std::string& name) {
+      Pool2DOptions options{.padding = padding, .name = name};
+      if (strides) options.strides = size2(*strides);
+      return max ? MaxPooling2D(size2(pool_size), options)
+                 : AveragePooling2D(size2(pool_size), options);
+    };
+  };
+  m.def("MaxPooling2D", pool(true), nb::arg("pool_size"), nb::arg("strides").none(),
+        nb::arg("padding"), nb::arg("name"));
+  m.def("AveragePooling2D", pool(false), nb::arg("pool_size"), nb::arg("strides").none(),
+        nb::arg("padding"), nb::arg("name"));
+  m.def("GlobalAveragePooling2D", &GlobalAveragePooling2D, nb::arg("name"));
+  m.def(
+      "ZeroPadding2D",
+      [](int64_t top, int64_t bottom, int64_t left, int64_t right, const std::string& name) {
+        return ZeroPadding2D(Padding2D(top, bottom, left, right), name);
+      },
+      nb::arg("top"), nb::arg("bottom"), nb::arg("left"), nb::arg("right"), nb::arg("name"));
+  m.def("Reshape", &Reshape, nb::arg("target_shape"), nb::arg("name"));
+  m.def(
+      "BatchNormalization",
+      [](double momentum, double epsilon, bool center, bool scale, const Initializer& beta,
+         const Initializer& gamma, const Initializer& moving_mean,
+         const Initializer& moving_variance, const std::string& name) {
+        return BatchNormalization({.momentum = momentum,
+                                   .epsilon = epsilon,
+                                   .center = center,
+                                   .scale = scale,
+                                   .beta_initializer = beta,
+                                   .gamma_initializer = gamma,
+                                   .moving_mean_initializer = moving_mean,
+                                   .moving_variance_initializer = moving_variance,
+                                   .name = name});
+      },
+      nb::arg("momentum"), nb::arg("epsilon"), nb::arg("center"), nb::arg("scale"),
+      nb::arg("beta_initializer"), nb::arg("gamma_initializer"), nb::arg("moving_mean_initializer"),
+      nb::arg("moving_variance_initializer"), nb::arg("name"));
 }
 
 }  // namespace tandem::python

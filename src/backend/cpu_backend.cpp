@@ -1,4 +1,5 @@
-// CPU backend: GEMMs through oneDNN matmul (fused bias and activation epilogues), everything
+// CPU backend: GEMMs through oneDNN matmul (fused bias and activation epilogues),
+// convolution and pooling through oneDNN's primitives (cpu_window_ops.h), everything
 // elementwise as OpenMP loops. Primitives are cached by shape; after the first step of a
 // given batch size, a call allocates nothing (memory objects and argument maps are reused,
 // only their data handles change).
@@ -13,6 +14,8 @@
 #include <unordered_map>
 
 #include "backend/backend.h"
+#include "backend/cpu_batch_norm.h"
+#include "backend/cpu_window_ops.h"
 #include "tandem/error.h"
 
 namespace tandem {
@@ -68,7 +71,9 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(int threads)
       : threads_(threads > 0 ? threads : omp_get_num_procs()),
         engine_(dnnl::engine::kind::cpu, 0),
-        stream_(engine_) {}
+        stream_(engine_),
+        windows_(engine_, stream_, threads_),
+        batch_norm_(engine_, stream_, threads_) {}
 
   std::string name() const override { return "cpu"; }
   int threads() const override { return threads_; }
@@ -158,6 +163,36 @@ class CpuBackend final : public Backend {
     }
   }
 
+  void conv2d_forward(const Window2d& w, const float* x, const float* kernel, const float* bias,
+                      ActivationKind activation, float* y) override {
+    windows_.conv2d_forward(w, x, kernel, bias, activation, y);
+  }
+  void conv2d_backward_data(const Window2d& w, const float* dy, const float* kernel, float* dx,
+                            bool accumulate) override {
+    windows_.conv2d_backward_data(w, dy, kernel, dx, accumulate);
+  }
+  void conv2d_backward_weights(const Window2d& w, const float* x, const float* dy, float* dkernel,
+                               float* dbias, bool accumulate) override {
+    windows_.conv2d_backward_weights(w, x, dy, dkernel, dbias, accumulate);
+  }
+  void pool2d_forward(PoolKind kind, const Window2d& w, const float* x, float* y,
+                      void* workspace) override {
+    windows_.pool2d_forward(kind, w, x, y, workspace);
+  }
+  void pool2d_backward(PoolKind kind, const Window2d& w, const float* dy, const void* workspace,
+                       float* dx, bool accumulate) override {
+    windows_.pool2d_backward(kind, w, dy, workspace, dx, accumulate);
+  }
+
+  void batch_norm_forward(const BatchNormArgs& a, bool training, float* y) override {
+    batch_norm_.forward(a, training, y);
+  }
+  void batch_norm_backward(const BatchNormArgs& a, bool training, const float* dy, float* dx,
+                           bool accumulate, float* dgamma, float* dbeta,
+                           bool accumulate_params) override {
+    batch_norm_.backward(a, training, dy, dx, accumulate, dgamma, dbeta, accumulate_params);
+  }
+
   void bias_grad(const float* dy, float* db, int64_t rows, int64_t cols, bool accumulate) override {
     // Columns split across threads; each thread walks all rows of its column block so
     // every db element has a single writer and a fixed summation order (deterministic).
@@ -231,6 +266,8 @@ class CpuBackend final : public Backend {
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::map<GemmKey, GemmPlan> plans_;
+  detail::CpuWindowOps windows_;
+  detail::CpuBatchNorm batch_norm_;
 };
 
 }  // namespace

@@ -51,7 +51,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
       "scaling",
       "Measure the training step on 1 and N devices per strategy, next to the cost model's "
       "prediction; print the table and write the scaling report");
-  add_model_shape_options(*cmd, o.shape);
+  add_model_shape_options(*cmd, o.shape, /*model_option=*/false);
   cmd->add_option("--batch-size", o.batch_size, "Global batch size")
       ->check(positive_integer())
       ->capture_default_str();
@@ -101,7 +101,7 @@ int run_bench(const BenchOptions& o) {
   std::vector<std::unique_ptr<Config>> configs;
   auto add = [&](int n, const std::string& strategy) {
     set_random_seed(1);
-    auto c = std::make_unique<Config>(Config{{}, build_model(o.shape), nullptr, {}});
+    auto c = std::make_unique<Config>(Config{{}, build_model(o.shape, DataOptions{}), nullptr, {}});
     c->model.compile(RMSprop(), "categorical_crossentropy", {"accuracy"});
     c->report.devices = n;
     c->report.strategy = strategy;

@@ -42,10 +42,11 @@ LoadedRun load_run(const SavedModelRunOptions& o) {
     throw NumericError(o.model_path + ": the model's " + *bad +
                        " holds NaN or infinities; its outputs would be meaningless");
   }
-  if (model.input_shape() != Shape{kImageSize}) {
+  const Shape images = data_sample_shape(o.data);
+  if (shape_size(model.input_shape()) != shape_size(images)) {
     throw ShapeError(o.model_path + ": the model expects inputs of shape " +
                      shape_to_string(model.input_shape()) + " but " + o.data.dataset +
-                     " images are (" + std::to_string(kImageSize) + ",) once flattened");
+                     " images are " + shape_to_string(images));
   }
   const TrainTestSplit data = load_dataset(o.data);
   return {std::move(model), first_samples(data.test, o.limit)};
@@ -133,7 +134,7 @@ void check_output(const SavedModelRunOptions& o) {
 int run_evaluate(const SavedModelRunOptions& o) {
   check_output(o);
   LoadedRun run = load_run(o);
-  const Samples x = image_samples(run.test.x);
+  const Samples x = image_samples(run.test.x, run.model.input_shape());
   const auto start = SteadyClock::now();
   const auto scores = evaluate_labels(run.model, x, run.test.y, o.batch_size);
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
@@ -163,8 +164,8 @@ int run_predict(const SavedModelRunOptions& o) {
   check_output(o);
   LoadedRun run = load_run(o);
   const auto start = SteadyClock::now();
-  const Tensor probabilities =
-      run.model.predict(image_samples(run.test.x), {.batch_size = o.batch_size});
+  const Tensor probabilities = run.model.predict(image_samples(run.test.x, run.model.input_shape()),
+                                                 {.batch_size = o.batch_size});
   fmt::print("predict: {:.3f} s ({} samples)\n",
              std::chrono::duration<double>(SteadyClock::now() - start).count(),
              probabilities.dim(0));

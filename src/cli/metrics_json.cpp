@@ -18,7 +18,11 @@ json config_json(const TrainOptions& o, const TrainReport& r) {
       {"data_dir", o.data.data_dir.empty() && o.data.dataset == "fashion-mnist"
                        ? std::string(fashion_mnist::kDefaultDir)
                        : o.data.data_dir},
-      {"layers", parse_layer_widths(o.shape.layers)},
+      {"model", o.shape.model.empty() ? json(nullptr) : json(o.shape.model)},
+      {"input_shape",
+       o.data.dataset == "synthetic" ? json(data_sample_shape(o.data)) : json(nullptr)},
+      {"classes", o.data.dataset == "synthetic" ? o.data.classes : kClasses},
+      {"layers", o.shape.model.empty() ? json(parse_layer_widths(o.shape.layers)) : json(nullptr)},
       {"activation", o.shape.activation},
       {"optimizer", o.optimizer},
       {"learning_rate", r.learning_rate},

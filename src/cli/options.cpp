@@ -7,6 +7,7 @@
 
 #include "tandem/error.h"
 #include "tandem/layers.h"
+#include "tandem/zoo.h"
 
 namespace tandem::cli {
 
@@ -64,8 +65,28 @@ CLI::Validator fraction_below_one() {
 }
 
 void add_data_options(CLI::App& command, DataOptions& options) {
-  command.add_option("--dataset", options.dataset, "Dataset in MNIST's format")
-      ->check(CLI::IsMember({"fashion-mnist", "mnist"}))
+  command
+      .add_option("--dataset", options.dataset,
+                  "Dataset in MNIST's format, or synthetic (random images for throughput runs)")
+      ->check(CLI::IsMember({"fashion-mnist", "mnist", "synthetic"}))
+      ->capture_default_str()
+      ->group("Data");
+  command
+      .add_option("--input-shape", options.input_shape,
+                  "synthetic: per-sample image shape, height,width,channels")
+      ->type_name("H,W,C")
+      ->capture_default_str()
+      ->group("Data");
+  command.add_option("--classes", options.classes, "synthetic: number of classes")
+      ->check(CLI::Range(2, 1 << 20))
+      ->capture_default_str()
+      ->group("Data");
+  command.add_option("--synthetic-train", options.synthetic_train, "synthetic: training samples")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24))
+      ->capture_default_str()
+      ->group("Data");
+  command.add_option("--synthetic-test", options.synthetic_test, "synthetic: test samples")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24))
       ->capture_default_str()
       ->group("Data");
   command
@@ -77,7 +98,7 @@ void add_data_options(CLI::App& command, DataOptions& options) {
       ->group("Data");
 }
 
-void add_model_shape_options(CLI::App& command, ModelShapeOptions& options) {
+void add_model_shape_options(CLI::App& command, ModelShapeOptions& options, bool model_option) {
   command
       .add_option("--layers", options.layers,
                   "Hidden layer widths, comma-separated: Input(784) -> Dense(w) ... -> "
@@ -89,6 +110,15 @@ void add_model_shape_options(CLI::App& command, ModelShapeOptions& options) {
       .add_option("--activation", options.activation,
                   "Activation of the hidden layers: relu, sigmoid, tanh, linear")
       ->capture_default_str()
+      ->group("Model");
+  if (!model_option) return;
+  command
+      .add_option("--model", options.model,
+                  "A built-in model (seed-mlp, mnist-convnet, minigooglenet, small-resnet) or "
+                  "a model saved by `tandem train --save`, instead of --layers")
+      ->type_name("NAME|PATH")
+      ->excludes(command.get_option("--layers"))
+      ->excludes(command.get_option("--activation"))
       ->group("Model");
 }
 
@@ -139,12 +169,37 @@ std::vector<int> parse_device_counts(const std::string& text) {
   return out;
 }
 
-Model build_model(const ModelShapeOptions& options) {
+Shape data_sample_shape(const DataOptions& options) {
+  if (options.dataset != "synthetic") return {28, 28, 1};
+  const std::vector<int64_t> dims =
+      parse_positive_list(options.input_shape, "--input-shape", "32,32,3");
+  int64_t size = 1;
+  for (int64_t d : dims) {
+    if (d > (int64_t{1} << 24) / size) {
+      throw ConfigError("--input-shape '" + options.input_shape + "' is too large");
+    }
+    size *= d;
+  }
+  return dims;
+}
+
+Model build_model(const ModelShapeOptions& options, const DataOptions& data) {
+  const int classes = data.dataset == "synthetic" ? data.classes : kClasses;
+  if (!options.model.empty()) {
+    const auto built_in = zoo::names();
+    if (std::find(built_in.begin(), built_in.end(), options.model) == built_in.end()) {
+      return Model::load(options.model);
+    }
+    // The MLP reads flat images; the convnets read them as they are.
+    const Shape shape = data_sample_shape(data);
+    return zoo::by_name(options.model,
+                        options.model == "seed-mlp" ? Shape{shape_size(shape)} : shape, classes);
+  }
   const std::vector<int64_t> widths = parse_layer_widths(options.layers);
-  const Node inputs = Input({kImageSize});
+  const Node inputs = Input({shape_size(data_sample_shape(data))});
   Node x = inputs;
   for (int64_t width : widths) x = Dense(width, options.activation)(x);
-  const Node outputs = Dense(kClasses, "softmax")(x);
+  const Node outputs = Dense(classes, "softmax")(x);
   return Model(inputs, outputs);
 }
 
@@ -153,7 +208,7 @@ std::vector<std::pair<std::string, std::string>> dataset_inputs(const DataOption
                                 ? fashion_mnist::kDefaultDir
                                 : options.data_dir;
   std::vector<std::pair<std::string, std::string>> inputs;
-  if (where.empty()) return inputs;
+  if (where.empty() || options.dataset == "synthetic") return inputs;
   std::error_code error;
   if (!std::filesystem::is_directory(where, error)) return {{"the data file", where}};
   for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
@@ -166,7 +221,56 @@ std::vector<std::pair<std::string, std::string>> dataset_inputs(const DataOption
   return inputs;
 }
 
+namespace {
+
+// Random images whose label is the index of their brightest of `classes` horizontal
+// bands, so a model can learn something; uint8 like the image datasets. Fixed seed.
+LabelledImages synthetic_split(const Shape& shape, int classes, int64_t count, uint64_t seed) {
+  const int64_t size = shape_size(shape);
+  Shape x_shape = shape;
+  x_shape.insert(x_shape.begin(), count);
+  std::vector<uint8_t> x(static_cast<size_t>(count * size)), y(static_cast<size_t>(count));
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < count; ++i) {
+    const auto label = static_cast<int64_t>((state >> 33) % static_cast<uint64_t>(classes));
+    for (int64_t j = 0; j < size; ++j) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const bool band = j * classes / size == label;
+      x[i * size + j] = static_cast<uint8_t>((state >> 57) + (band ? 96 : 0));
+    }
+    y[i] = static_cast<uint8_t>(label % 256);
+    state ^= static_cast<uint64_t>(i) * 0xD1B54A32D192ED03ull;
+  }
+  return {ByteArray(x_shape, std::move(x)), ByteArray({count}, std::move(y))};
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> run_inputs(const DataOptions& data,
+                                                            const ModelShapeOptions& model) {
+  auto inputs = dataset_inputs(data);
+  const auto built_in = zoo::names();
+  if (!model.model.empty() &&
+      std::find(built_in.begin(), built_in.end(), model.model) == built_in.end()) {
+    inputs.emplace_back("--model", model.model);
+  }
+  return inputs;
+}
+
 TrainTestSplit load_dataset(const DataOptions& options) {
+  if (options.dataset == "synthetic") {
+    if (options.classes > 256) {
+      throw ConfigError("--classes " + std::to_string(options.classes) +
+                        ": synthetic labels are uint8, at most 256 classes");
+    }
+    const Shape shape = data_sample_shape(options);
+    if (options.synthetic_train * shape_size(shape) > (int64_t{1} << 32)) {
+      throw ConfigError("--synthetic-train " + std::to_string(options.synthetic_train) +
+                        " images of " + shape_to_string(shape) + " exceed 4 GiB");
+    }
+    return {synthetic_split(shape, options.classes, options.synthetic_train, 1),
+            synthetic_split(shape, options.classes, options.synthetic_test, 2)};
+  }
   if (options.dataset == "mnist") {
     if (options.data_dir.empty()) {
       throw ConfigError(
@@ -179,7 +283,8 @@ TrainTestSplit load_dataset(const DataOptions& options) {
     return fashion_mnist::load_data(options.data_dir.empty() ? fashion_mnist::kDefaultDir
                                                              : options.data_dir);
   }
-  throw ConfigError("unknown --dataset '" + options.dataset + "' (known: fashion-mnist, mnist)");
+  throw ConfigError("unknown --dataset '" + options.dataset +
+                    "' (known: fashion-mnist, mnist, synthetic)");
 }
 
 namespace {
@@ -199,13 +304,21 @@ LabelledImages first_samples(const LabelledImages& split, std::optional<int64_t>
   return {first_rows(split.x, *limit), first_rows(split.y, *limit)};
 }
 
-Samples image_samples(const ByteArray& images) {
-  return scaled(images.reshape({-1, kImageSize}), 1.f / 255);
+Samples image_samples(const ByteArray& images, const Shape& model_input) {
+  Shape per_sample = images.shape();
+  per_sample.erase(per_sample.begin());
+  if (shape_size(per_sample) != shape_size(model_input)) {
+    throw ShapeError("the model expects inputs of shape " + shape_to_string(model_input) +
+                     " but the dataset's images are " + shape_to_string(per_sample));
+  }
+  Shape shape = model_input;
+  shape.insert(shape.begin(), -1);
+  return scaled(images.reshape(shape), 1.f / 255);
 }
 
-Samples label_samples(const ByteArray& labels, const std::string& loss) {
+Samples label_samples(const ByteArray& labels, const std::string& loss, int classes) {
   if (loss == "sparse_categorical_crossentropy") return Samples(labels);
-  return Samples(to_categorical(labels, kClasses));
+  return Samples(to_categorical(labels, classes));
 }
 
 }  // namespace tandem::cli

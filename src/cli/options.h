@@ -21,16 +21,27 @@ inline constexpr int64_t kImageSize = 784;  // 28 x 28 pixels, flattened
 inline constexpr int kClasses = 10;
 
 struct DataOptions {
-  std::string dataset = "fashion-mnist";  // fashion-mnist | mnist
+  std::string dataset = "fashion-mnist";  // fashion-mnist | mnist | synthetic
   std::string data_dir;                   // empty: Debian's fashion-mnist directory
+  // synthetic: random uint8 images of this per-sample shape ("32,32,3"), labels in
+  // [0, classes), for throughput runs without a data set.
+  std::string input_shape = "28,28,1";
+  int classes = kClasses;
+  int64_t synthetic_train = 6400, synthetic_test = 640;
 };
 
 // The files a run reads for `options` (to keep outputs off them): ("the data", path) pairs.
 std::vector<std::pair<std::string, std::string>> dataset_inputs(const DataOptions& options);
+struct ModelShapeOptions;
+// dataset_inputs and, when --model names a file, ("--model", path).
+std::vector<std::pair<std::string, std::string>> run_inputs(const DataOptions& data,
+                                                            const ModelShapeOptions& model);
 
 struct ModelShapeOptions {
   std::string layers = kSeedLayers;  // hidden widths, comma-separated
   std::string activation = "relu";
+  // A built-in model's name (tandem/zoo.h) or a saved model's path; empty: the MLP above.
+  std::string model;
 };
 
 // Validators whose messages name the rule ("--batch-size: must be an integer > 0, got '0'").
@@ -40,7 +51,9 @@ CLI::Validator fraction_below_one();  // [0, 1)
 CLI::Validator unsigned_64();         // [0, 2^64): seeds; "-1" and "18446744073709551616" fail
 
 void add_data_options(CLI::App& command, DataOptions& options);
-void add_model_shape_options(CLI::App& command, ModelShapeOptions& options);
+// model_option: also --model (a built-in name or a saved model instead of --layers).
+void add_model_shape_options(CLI::App& command, ModelShapeOptions& options,
+                             bool model_option = true);
 
 // "4096,2048" -> {4096, 2048}. ConfigError naming the bad entry for an empty list, an
 // empty entry, a non-integer or a width <= 0.
@@ -48,8 +61,13 @@ std::vector<int64_t> parse_layer_widths(const std::string& text);
 // "1,2,4" -> {1, 2, 4} (device counts, each > 0).
 std::vector<int> parse_device_counts(const std::string& text);
 
-// Input(784) -> Dense(w, activation) per hidden width -> Dense(10, softmax), uncompiled.
-Model build_model(const ModelShapeOptions& options);
+// --model (a built-in name, built for the data's per-sample shape and classes, or a saved
+// model's path), else Input(784) -> Dense(w, activation) per hidden width ->
+// Dense(classes, softmax); uncompiled.
+Model build_model(const ModelShapeOptions& options, const DataOptions& data);
+// The per-sample shape the dataset's images have: (28, 28, 1) for the MNIST formats, the
+// parsed --input-shape for synthetic.
+Shape data_sample_shape(const DataOptions& options);
 
 // Reads the dataset; ConfigError when mnist has no --data-dir, the library's IoError or
 // FormatError (naming the file) when it cannot be read.
@@ -58,10 +76,11 @@ TrainTestSplit load_dataset(const DataOptions& options);
 // One split cut to its first `limit` samples (all of them when absent or larger).
 LabelledImages first_samples(const LabelledImages& split, std::optional<int64_t> limit);
 
-// Images (count, 28, 28) uint8 -> Samples of (count, 784) scaled to [0, 1].
-Samples image_samples(const ByteArray& images);
+// Images (count, ...) uint8 -> Samples of (count, model input shape) scaled to [0, 1];
+// ShapeError naming both shapes when their sizes differ.
+Samples image_samples(const ByteArray& images, const Shape& model_input);
 // Labels (count,) -> targets for `loss`: raw labels for sparse_categorical_crossentropy,
-// one-hot (count, 10) otherwise.
-Samples label_samples(const ByteArray& labels, const std::string& loss);
+// one-hot (count, classes) otherwise.
+Samples label_samples(const ByteArray& labels, const std::string& loss, int classes = kClasses);
 
 }  // namespace tandem::cli

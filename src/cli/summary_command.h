@@ -10,8 +10,8 @@
 namespace tandem::cli {
 
 struct SummaryOptions {
-  std::string model_path;  // empty: build from `shape`
-  ModelShapeOptions shape;
+  ModelShapeOptions shape;  // --model (a name or a path), else --layers
+  DataOptions data;
 };
 
 CLI::App* add_summary_command(CLI::App& app, SummaryOptions& options);

@@ -225,13 +225,13 @@ int run_train(const TrainOptions& o) {
   if (o.learning_rate) optimizer.learning_rate = *o.learning_rate;
   if (o.threads) set_num_threads(*o.threads);
   if (o.seed) set_random_seed(*o.seed);
-  Model model = build_model(o.shape);
+  Model model = build_model(o.shape, o.data);
   model.compile(optimizer, o.loss, {"accuracy"});
   // Outputs: distinct files, none of them an input, each creatable, all before training.
   check_outputs_distinct({{"--save", o.save_path},
                           {"--metrics-json", o.metrics_json_path},
                           {"--profile", o.trace_path}},
-                         dataset_inputs(o.data));
+                         run_inputs(o.data, o.shape));
   for (const std::string* path : {&o.save_path, &o.metrics_json_path, &o.trace_path}) {
     if (writer && !path->empty()) check_writable(*path);
   }
@@ -239,8 +239,11 @@ int run_train(const TrainOptions& o) {
   const TrainTestSplit data = load_dataset(o.data);
   const LabelledImages train = first_samples(data.train, o.limit_train);
   const LabelledImages test = first_samples(data.test, o.limit_test);
-  const Samples x_train = image_samples(train.x), x_test = image_samples(test.x);
-  const Samples y_train = label_samples(train.y, o.loss), y_test = label_samples(test.y, o.loss);
+  const Samples x_train = image_samples(train.x, model.input_shape()),
+                x_test = image_samples(test.x, model.input_shape());
+  const int classes = o.data.dataset == "synthetic" ? o.data.classes : kClasses;
+  const Samples y_train = label_samples(train.y, o.loss, classes),
+                y_test = label_samples(test.y, o.loss, classes);
   if (x_test.count() == 0) {
     throw ConfigError("the test split of " + o.data.dataset +
                       " is empty: nothing to test the trained model on");

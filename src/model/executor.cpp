@@ -41,6 +41,7 @@ ForwardArgs Executor::forward_args(int i, const float* params) {
                      batch_,
                      input_ptrs_[i],
                      node.input_sizes,
+                     node.input_shapes,
                      activations_[i].data(),
                      node.size,
                      node.shape,
@@ -71,7 +72,8 @@ const float* Executor::forward(const float* x, int64_t batch, const float* param
 }
 
 void Executor::backward(const float* params, float* grads, bool grad_is_preactivation,
-                        GradReadyListener* listener, WeightGradSink* weight_grads) {
+                        float sample_weight, GradReadyListener* listener,
+                        WeightGradSink* weight_grads) {
   const auto& nodes = graph_.nodes();
   const auto& layers = graph_.layers();
   const int n = static_cast<int>(nodes.size());
@@ -98,7 +100,8 @@ void Executor::backward(const float* params, float* grads, bool grad_is_preactiv
       ScopedTimer timer(times_.layer_backward[i], node.layer->name.c_str(), "backward");
       node.layer->backward(BackwardArgs{fwd, grads_[i].data(), grad_is_preactivation && i == n - 1,
                                         grad_targets_[i], grads + layer.param_offset,
-                                        accumulate_params, weight_grads, layer.param_offset});
+                                        accumulate_params, weight_grads, layer.param_offset,
+                                        sample_weight});
     }
     if (--layer_uses_left_[node.layer_index] == 0 && layer.param_count > 0 && listener) {
       listener->grads_ready(layer.param_offset, layer.param_count);

@@ -42,7 +42,8 @@ class Executor {
   // loss differentiated through the output layer's activation (fused softmax + CE).
   // weight_grads: Dense layers hand their weight-gradient operands to it instead of
   // computing (only for graphs whose layers are each used once).
-  void backward(const float* params, float* grads, bool grad_is_preactivation,
+  // sample_weight: what one sample weighs in the summed gradient (the loss's grad_scale).
+  void backward(const float* params, float* grads, bool grad_is_preactivation, float sample_weight,
                 GradReadyListener* listener = nullptr, WeightGradSink* weight_grads = nullptr);
 
   ActivationKind output_activation() const { return graph_.output().layer->output_activation(); }

@@ -11,17 +11,18 @@
 namespace tandem::detail {
 namespace {
 
+// Keras's to_snake_case: an underscore before each capitalised word ("MaxPooling2D" ->
+// "max_pooling2d") and between a lower-case letter and a capital, then lower case.
 std::string snake_case(const std::string& type) {
   if (type == "InputLayer") return "input";
+  const auto upper = [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; };
+  const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
   std::string out;
   for (size_t i = 0; i < type.size(); ++i) {
     const char c = type[i];
-    if (std::isupper(static_cast<unsigned char>(c))) {
-      if (i) out += '_';
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else {
-      out += c;
-    }
+    const bool word = upper(c) && i + 1 < type.size() && lower(type[i + 1]);
+    if (i > 0 && upper(c) && (word || lower(type[i - 1]))) out += '_';
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }

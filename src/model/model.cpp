@@ -10,6 +10,7 @@
 
 #include "model/model_state.h"
 #include "nn/initializer.h"
+#include "optim/moving_averages.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
 
@@ -105,7 +106,19 @@ void Model::compile(const Optimizer& optimizer, const std::string& loss,
   }
   detail::Compiled c;
   c.optimizer = optimizer;
-  c.kernel = detail::make_optimizer_kernel(optimizer);
+  std::vector<detail::MovingAverageRange> moving;
+  for (const detail::ParamEntry& e : s.graph->params()) {
+    if (e.spec.trainable) continue;
+    const detail::LayerEntry& layer = s.graph->layers()[e.layer_index];
+    if (layer.uses > 1) {
+      // Its statistics from each call would be summed into one moving average.
+      throw ConfigError("compile: layer " + layer.layer->type() + " '" + layer.layer->name +
+                        "' is called " + std::to_string(layer.uses) +
+                        " times; a layer with moving statistics may be called only once");
+    }
+    moving.push_back({e.offset, e.offset + e.size, e.spec.momentum});
+  }
+  c.kernel = detail::with_moving_averages(detail::make_optimizer_kernel(optimizer), moving);
   c.loss = detail::Loss(detail::parse_loss(loss));
   // Keras's spellings of accuracy; each picks the accuracy that fits the loss, as "accuracy"
   // does, and names the logs as the user wrote it ("acc" -> "acc", "val_acc").

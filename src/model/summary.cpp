@@ -68,9 +68,11 @@ void Model::summary(std::ostream& out) const {
     out << (i + 1 < nodes.size() ? std::string(width, ' ') + "\n" : "");
   }
   out << std::string(width, '=') << "\n";
+  int64_t frozen = 0;  // moving statistics (BatchNormalization)
+  for (const detail::ParamEntry& e : g.params()) frozen += e.spec.trainable ? 0 : e.size;
   out << "Total params: " << with_commas(g.param_count()) << "\n";
-  out << "Trainable params: " << with_commas(g.param_count()) << "\n";
-  out << "Non-trainable params: 0\n" << std::string(width, '_') << "\n";
+  out << "Trainable params: " << with_commas(g.param_count() - frozen) << "\n";
+  out << "Non-trainable params: " << with_commas(frozen) << "\n" << std::string(width, '_') << "\n";
 }
 
 std::string Model::summary_string() const {

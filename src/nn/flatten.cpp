@@ -14,15 +14,8 @@ class FlattenLayer final : public LayerImpl {
     if (inputs.size() != 1) throw ShapeError("Flatten '" + name + "': expects one input");
     return {shape_size(inputs[0])};
   }
-  void forward(const ForwardArgs& a) override {
-    std::copy(a.inputs[0], a.inputs[0] + a.batch * a.output_size, a.output);
-  }
-  void backward(const BackwardArgs& b) override {
-    const GradTarget& dx = b.grad_inputs[0];
-    if (dx.data) {
-      write_or_add(dx.data, b.grad_output, b.forward.batch * b.forward.output_size, dx.accumulate);
-    }
-  }
+  void forward(const ForwardArgs& a) override { copy_forward(a); }
+  void backward(const BackwardArgs& b) override { copy_backward(b); }
   nlohmann::json config() const override { return {{"name", name}}; }
 };
 

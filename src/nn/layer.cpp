@@ -36,28 +36,43 @@ namespace detail {
 
 std::shared_ptr<LayerImpl> layer_from_config(const std::string& type,
                                              const nlohmann::json& config) {
+  using Factory = std::shared_ptr<LayerImpl> (*)(const nlohmann::json&);
+  static const std::pair<const char*, Factory> kFactories[] = {
+      {"InputLayer", input_layer_from_config},
+      {"Dense", dense_from_config},
+      {"Activation", activation_from_config},
+      {"Dropout", dropout_from_config},
+      {"Flatten", flatten_from_config},
+      {"Add", add_from_config},
+      {"Concatenate", concatenate_from_config},
+      {"Conv2D", conv2d_from_config},
+      {"MaxPooling2D", max_pooling2d_from_config},
+      {"AveragePooling2D", average_pooling2d_from_config},
+      {"GlobalAveragePooling2D", global_average_pooling2d_from_config},
+      {"ZeroPadding2D", zero_padding2d_from_config},
+      {"Reshape", reshape_from_config},
+      {"BatchNormalization", batch_normalization_from_config},
+  };
   std::shared_ptr<LayerImpl> layer;
-  if (type == "InputLayer")
-    layer = input_layer_from_config(config);
-  else if (type == "Dense")
-    layer = dense_from_config(config);
-  else if (type == "Activation")
-    layer = activation_from_config(config);
-  else if (type == "Dropout")
-    layer = dropout_from_config(config);
-  else if (type == "Flatten")
-    layer = flatten_from_config(config);
-  else if (type == "Add")
-    layer = add_from_config(config);
-  else if (type == "Concatenate")
-    layer = concatenate_from_config(config);
-  else {
-    throw ConfigError("unknown layer type '" + type +
-                      "' (known: InputLayer, Dense, Activation, Dropout, Flatten, Add, "
-                      "Concatenate)");
+  std::string known;
+  for (const auto& [name, factory] : kFactories) {
+    if (type == name) layer = factory(config);
+    known += (known.empty() ? "" : ", ") + std::string(name);
   }
+  if (!layer) throw ConfigError("unknown layer type '" + type + "' (known: " + known + ")");
   layer->name = config.value("name", "");
   return layer;
+}
+
+void copy_forward(const ForwardArgs& a) {
+  std::copy(a.inputs[0], a.inputs[0] + a.batch * a.output_size, a.output);
+}
+
+void copy_backward(const BackwardArgs& b) {
+  const GradTarget& dx = b.grad_inputs[0];
+  if (dx.data) {
+    write_or_add(dx.data, b.grad_output, b.forward.batch * b.forward.output_size, dx.accumulate);
+  }
 }
 
 void write_or_add(float* dst, const float* src, int64_t n, bool accumulate) {

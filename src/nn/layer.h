@@ -3,7 +3,7 @@
 // scratch are passed in, so one graph serves every replica.
 //
 // Data layout: every tensor is a row-major (batch, size) block where size is the product of
-// the per-sample shape.
+// the per-sample shape. Images are channels-last: (batch, height, width, channels).
 //
 // Backward contract (every layer):
 //  - grad_output may be overwritten (nobody reads it after this layer's backward);
@@ -31,6 +31,12 @@ struct ParamSpec {
   Shape shape;
   Initializer initializer;
   int64_t fan_in = 0, fan_out = 0;
+  // A non-trainable weight is a moving average of a statistic (BatchNormalization's moving
+  // mean and variance): backward writes the statistic, weighted like a gradient (times the
+  // batch's samples times sample_weight), into the gradient slot, the replicas' slots are summed
+  // like gradients, and the update is params = momentum * params + (1 - momentum) * slot.
+  bool trainable = true;
+  double momentum = 0;
 };
 
 struct GradTarget {
@@ -43,7 +49,8 @@ struct ForwardArgs {
   int64_t batch;
   std::span<const float* const> inputs;  // each (batch, input_sizes[i])
   std::span<const int64_t> input_sizes;
-  float* output;  // (batch, output_size)
+  std::span<const Shape> input_shapes;  // per sample; input_sizes[i] is its product
+  float* output;                        // (batch, output_size)
   int64_t output_size;
   const Shape& output_shape;  // per sample; output_size is its product
   const float* params;        // this layer's slice of the flat parameter buffer
@@ -79,6 +86,10 @@ struct BackwardArgs {
   bool accumulate_param_grads;
   WeightGradSink* weight_grads = nullptr;  // when set (Dense only): hand over, do not compute
   int64_t param_offset = 0;                // of this layer's slice, for the sink
+  // What one sample of this batch weighs in the summed gradient (the loss's 1 / global
+  // batch): a statistic written into a non-trainable weight's slot is multiplied by
+  // batch * sample_weight, so the replicas' slots sum to the samples' weighted mean.
+  float sample_weight = 0;
 };
 
 class LayerImpl {
@@ -117,5 +128,10 @@ struct NodeData {
 
 // dst (n) = src, or dst += src when accumulate.
 void write_or_add(float* dst, const float* src, int64_t n, bool accumulate);
+
+// Layers whose output is their input's values in another shape (Flatten, Reshape):
+// forward copies x to y; backward writes (or adds) dy into dx.
+void copy_forward(const ForwardArgs& args);
+void copy_backward(const BackwardArgs& args);
 
 }  // namespace tandem::detail

@@ -85,7 +85,7 @@ class SgdKernel final : public OptimizerKernel {
       : momentum_(static_cast<float>(c.momentum)), nesterov_(c.nesterov) {}
   int state_slots() const override { return momentum_ != 0.f ? 1 : 0; }
   void update(float* w, const float* g, float* const* state, int64_t begin, int64_t end, int64_t,
-              double learning_rate, int threads) const override {
+              double learning_rate, int threads, int64_t) const override {
     const float lr = static_cast<float>(learning_rate);
     parallel_for(begin, end, threads, [&](int64_t b, int64_t e) {
       if (momentum_ == 0.f)
@@ -106,7 +106,7 @@ class RmspropKernel final : public OptimizerKernel {
       : rho_(static_cast<float>(c.rho)), epsilon_(static_cast<float>(c.epsilon)) {}
   int state_slots() const override { return 1; }
   void update(float* w, const float* g, float* const* state, int64_t begin, int64_t end, int64_t,
-              double learning_rate, int threads) const override {
+              double learning_rate, int threads, int64_t) const override {
     const float lr = static_cast<float>(learning_rate);
     parallel_for(begin, end, threads, [&](int64_t b, int64_t e) {
       rmsprop_range(w, g, state[0], b, e, lr, rho_, epsilon_);
@@ -122,7 +122,7 @@ class AdamKernel final : public OptimizerKernel {
   explicit AdamKernel(const Optimizer& c) : config_(c) {}
   int state_slots() const override { return 2; }
   void update(float* w, const float* g, float* const* state, int64_t begin, int64_t end,
-              int64_t iteration, double learning_rate, int threads) const override {
+              int64_t iteration, double learning_rate, int threads, int64_t) const override {
     const float b1 = static_cast<float>(config_.beta_1), b2 = static_cast<float>(config_.beta_2);
     const float eps = static_cast<float>(config_.epsilon);
     // Bias correction with float32 powers, as Keras computes it.

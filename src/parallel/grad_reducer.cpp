@@ -148,7 +148,7 @@ class ShardedUpdateReducer final : public GradReducer {
         ScopedTimer t(times_, Phase::optimizer);
         for (size_t k = 0; k < s_.state.size(); ++k) state[k] = s_.state[k] + at;
         s_.kernel->update(params + at, sum_.data(), state, 0, len, s_.iteration, s_.learning_rate,
-                          1);
+                          1, at);
       }
       ScopedTimer t(times_, Phase::allreduce);
       for (int r = 0; r < n; ++r) {
@@ -245,12 +245,13 @@ class WeightGradShardReducer final : public GradReducer, public WeightGradSink {
     const int threads = backend_.threads();
     if (i0 < i1) {
       s_.kernel->update(s_.params[rank_], grads, s_.state.data(), layer.offset + i0 * layer.units,
-                        layer.offset + i1 * layer.units, s_.iteration, s_.learning_rate, threads);
+                        layer.offset + i1 * layer.units, s_.iteration, s_.learning_rate, threads,
+                        0);
     }
     if (layer.bias && rank_ == 0) {
       const int64_t b = layer.offset + layer.in * layer.units;
       s_.kernel->update(s_.params[rank_], grads, s_.state.data(), b, b + layer.units, s_.iteration,
-                        s_.learning_rate, threads);
+                        s_.learning_rate, threads, 0);
     }
   }
 

@@ -56,7 +56,7 @@ class HierarchicalReducer final : public GradReducer {
       const auto [begin, end] = aligned_share(s_.param_count, s_.replicas, rank_);
       if (begin < end) {
         s_.kernel->update(s_.params, s_.grads[0], s_.state.data(), begin, end, s_.iteration,
-                          s_.learning_rate, threads_);
+                          s_.learning_rate, threads_, 0);
       }
     }
     ScopedTimer t(times_, Phase::idle);

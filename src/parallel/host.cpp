@@ -100,7 +100,7 @@ class Host final : public Strategy {
         std::copy(host_out_grad_.data() + b * out_size, host_out_grad_.data() + e * out_size,
                   replica.output_grad());
       }
-      replica.backward(nullptr, fused);
+      replica.backward(nullptr, fused, 1.f / static_cast<float>(total));
       ++replica.times().steps;
     });
     // 4. Gradients devices -> host, summed there; the update on the host.
@@ -113,7 +113,7 @@ class Host final : public Strategy {
     // The host uses every core the devices have, as TensorFlow's CPU update did.
     c.kernel->update(model_.params.data(), host_grads_.data(), state_ptrs_.data(), 0, params,
                      model_.iterations, model_.learning_rate,
-                     group_.size() * group_.plan().threads_per_device);
+                     group_.size() * group_.plan().threads_per_device, 0);
     ++host_times_.steps;
     return stats;
   }

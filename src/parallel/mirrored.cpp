@@ -178,7 +178,7 @@ class Mirrored final : public Strategy {
         ScopedTimer t(replica.times(), Phase::optimizer);
         kernel_->update(replica.params(), replica.grads(), state_ptrs_[r].data(), 0,
                         model_.graph->param_buffer_size(), model_.iterations, model_.learning_rate,
-                        group_.plan().threads_per_device);
+                        group_.plan().threads_per_device, 0);
       }
     };
     group_.run(task);

@@ -52,13 +52,14 @@ BatchStats Replica::loss_and_grad(const float* out, int64_t n, float grad_scale)
   return s;
 }
 
-void Replica::backward(GradReadyListener* listener, bool grad_is_preactivation,
+void Replica::backward(GradReadyListener* listener, bool grad_is_preactivation, float sample_weight,
                        WeightGradSink* weight_grads) {
   // The reducer may do its work from inside backward (reductions, updates, weight-gradient
   // shards); it books that time to the phases itself, so backward gets the rest.
   const double booked_before = times_.total();
   const auto start = Clock::now();
-  executor_.backward(params_, grads_.data(), grad_is_preactivation, listener, weight_grads);
+  executor_.backward(params_, grads_.data(), grad_is_preactivation, sample_weight, listener,
+                     weight_grads);
   times_[Phase::backward] += seconds_since(start) - (times_.total() - booked_before);
   if (detail::tracing()) detail::trace_scope("backward", "phase", start);
 }
@@ -101,7 +102,7 @@ BatchStats Replica::compute_gradients(const Samples& x, const Samples& y,
     out = executor_.forward(x_.data(), n, params_, true, seed, first_sample);
   }
   BatchStats stats = loss_and_grad(out, n, grad_scale);
-  backward(listener, fused_, weight_grads);
+  backward(listener, fused_, grad_scale, weight_grads);
   ++times_.steps;
   return stats;
 }

@@ -48,8 +48,9 @@ class Replica {
   // Training-mode forward on x[rows] (dropout seeded by seed); the output, as infer's.
   const float* forward_train(const Samples& x, std::span<const int64_t> rows, uint64_t seed,
                              int64_t first_sample);
-  // Backward from output_grad(); grad_is_preactivation as the loss decided.
-  void backward(GradReadyListener* listener, bool grad_is_preactivation,
+  // Backward from output_grad(); grad_is_preactivation as the loss decided; sample_weight is
+  // the loss's grad_scale (what one row weighs in the summed gradient).
+  void backward(GradReadyListener* listener, bool grad_is_preactivation, float sample_weight,
                 WeightGradSink* weight_grads = nullptr);
 
  private:

@@ -29,7 +29,7 @@ class SingleDevice final : public Strategy {
     ++model_.iterations;
     c.kernel->update(replica_.params(), replica_.grads(), state_ptrs_.data(), 0,
                      model_.graph->param_buffer_size(), model_.iterations, model_.learning_rate,
-                     replica_.backend().threads());
+                     replica_.backend().threads(), 0);
     return stats;
   }
 

@@ -363,6 +363,43 @@ TEST_F(CliTest, SummaryOfASavedModel) {
   EXPECT_THAT(r.out, HasSubstr("Total params: 6,370"));  // 784*8+8 + 8*10+10
 }
 
+TEST_F(CliTest, SummaryOfBuiltInModels) {
+  CliResult r = run_cli("summary --model mnist-convnet", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Total params: 34,826"));  // Keras's example
+  r = run_cli("summary --model minigooglenet --dataset synthetic --input-shape 32,32,3", dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("Total params: 1,656,250"));
+  EXPECT_THAT(r.out, HasSubstr("Non-trainable params: 3,424"));  // BN moving statistics
+}
+
+// A convnet trains from the CLI on synthetic images, is saved, and the saved model
+// evaluates on the same synthetic test split.
+TEST_F(CliTest, ConvnetOnSyntheticImagesTrainsSavesAndEvaluates) {
+  const std::string model = dir.file("resnet.tdm");
+  const std::string data =
+      " --dataset synthetic --input-shape 16,16,3 --classes 4 --synthetic-train 256 "
+      "--synthetic-test 64";
+  CliResult r = run_cli("train --model small-resnet" + data +
+                            " --epochs 2 --batch-size 32 --devices 2 --threads-per-device 1 "
+                            "--seed 2 --verbose 2 --save '" +
+                            model + "'",
+                        dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fit: "));
+  EXPECT_THAT(r.out, HasSubstr("(2 devices, mirrored)"));
+  const auto at = r.out.find("test loss");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string scores = r.out.substr(at, r.out.find('\n', at) - at);
+  r = run_cli("evaluate --model '" + model + "'" + data, dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The saved model on the same test split reports the same loss and accuracy.
+  EXPECT_THAT(r.out, HasSubstr(scores));
+  r = run_cli("evaluate --model '" + model + "' --dataset synthetic --input-shape 8,8,3", dir);
+  expect_clean_failure(r);
+  EXPECT_THAT(r.err, HasSubstr("(16, 16, 3)"));
+}
+
 TEST_F(CliTest, HelpListsSubcommandsAndOptions) {
   CliResult r = run_cli("--help", dir);
   EXPECT_EQ(r.exit_code, 0);
@@ -471,6 +508,27 @@ const BadCommand kBadCommands[] = {
          kSmall,
      {"NaN or infinite", "epoch 1", "nothing was saved", "--continue-on-nan"},
      7},
+    {"UnknownBuiltInModelIsAPathThatDoesNotExist",
+     "train --model minigoogle-net --epochs 1",
+     {"minigoogle-net"},
+     0},
+    {"ModelAndLayersTogether", "summary --model mnist-convnet --layers 8", {"--layers"}, 2},
+    {"MiniGoogLeNetOnTooSmallImages",
+     "summary --model minigooglenet --dataset synthetic --input-shape 20,20,3",
+     {"AveragePooling2D", "does not fit"},
+     4},
+    {"SyntheticInputShapeNotANumber",
+     "train --dataset synthetic --input-shape 32,x,3",
+     {"--input-shape", "'x'"},
+     2},
+    {"SyntheticTooManyClasses",
+     "train --dataset synthetic --classes 1000 --epochs 1",
+     {"--classes 1000", "256"},
+     2},
+    {"SavedMlpOnConvData",
+     "train --model mnist-convnet --dataset synthetic --input-shape 8,8,3 --layers 4",
+     {"--layers"},
+     2},
     {"TypoInSubcommand", "trian", {"tandem: error:", "did you mean 'train'?"}, 2},
     {"TypoInAdviseOption", "advise --hardwar pcie3-4gpu", {"did you mean --hardware?"}, 2},
     {"UnknownFlagNoNearName", "summary --zzzzzzzzzz", {"tandem: error:", "zzzzzzzzzz"}, 2},

@@ -113,6 +113,20 @@ void model_seeds(const fs::path& scratch) {
     m.save(path);
     put("model", "rmsprop-mse", slurp(path));
   }
+  {  // every image layer, and BatchNormalization's non-trainable weights
+    auto in = Input({6, 6, 2});
+    auto x = ZeroPadding2D(Padding2D(1, 0, 1, 0))(in);
+    x = Conv2D(3, 3, "relu", {.strides = 2, .padding = "same", .dilation_rate = 1})(x);
+    x = BatchNormalization()(x);
+    auto a = MaxPooling2D(2, {.strides = 1, .padding = "same"})(x);
+    auto b = AveragePooling2D(2, {.strides = Size2(1, 1), .padding = "same"})(x);
+    x = Concatenate()({a, Conv2D(3, 1, "linear", {.use_bias = false})(b)});
+    x = Reshape({-1, 3})(GlobalAveragePooling2D()(Add()({x, x})));
+    Model m(in, Dense(2, "softmax")(Flatten()(x)), "convnet");
+    m.compile(Adam(), "categorical_crossentropy");
+    m.save(path);
+    put("model", "convnet-bn-adam", slurp(path));
+  }
 }
 
 void checkpoint_seeds() {

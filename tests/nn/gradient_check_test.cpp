@@ -52,6 +52,9 @@ struct Case {
   std::string loss;
   std::function<int(TwinNet&)> build;  // returns the output node
   bool training = true;
+  // Normalizes with batch statistics: a batch of 1 sample would make every input gradient
+  // zero (each value is its own mean), so such cases use 2 samples instead.
+  bool batch_statistics = false;
 };
 
 // The gradient of one case, entry by entry, with where each entry belongs.
@@ -61,6 +64,9 @@ struct GradCheck {
   std::vector<std::string> labels;  // "dense_1/kernel[3]", "x[5]"
   std::vector<std::pair<std::string, std::pair<size_t, size_t>>> tensors;  // name, [begin, end)
   double forward_error = 0, loss_error = 0;
+  // Largest relative error of the batch statistics BatchNormalization writes into its
+  // moving statistics' slots (they hold the statistic, not a gradient); -1: none.
+  double stat_error = -1;
   double relu_margin = 0, prob_margin = 0;
   double loss = 0;
 };
@@ -142,8 +148,10 @@ GradCheck run_case(const Case& c, int64_t batch, bool probe, uint64_t seed) {
     for (float& v : weights[i].values()) {
       if (l->op == RefOp::probe) {
         v = 0;
+      } else if (e.spec.name == "gamma" || e.spec.name == "moving_variance") {
+        v = static_cast<float>(uniform(rng, 0.5, 1.5));
       } else if (e.spec.name == "kernel") {
-        const double a = std::sqrt(3.0 / static_cast<double>(e.spec.shape[0]));
+        const double a = std::sqrt(3.0 / static_cast<double>(e.spec.fan_in));
         v = static_cast<float>(uniform(rng, -a, a));
       } else {
         v = static_cast<float>(uniform(rng, -0.5, 0.5) + l->bias_shift);
@@ -169,7 +177,7 @@ GradCheck run_case(const Case& c, int64_t batch, bool probe, uint64_t seed) {
       loss.compute(output.data(), target.data(), batch, out_size, classes, executor.output_grad(),
                    1.f / static_cast<float>(batch), fused);
   AlignedBuffer grads(g.param_buffer_size());
-  executor.backward(s.params.data(), grads.data(), fused);
+  executor.backward(s.params.data(), grads.data(), fused, 1.f / static_cast<float>(batch));
 
   // The f64 reference at the same parameters.
   std::vector<double> params(s.params.data(), s.params.data() + g.param_buffer_size());
@@ -177,7 +185,7 @@ GradCheck run_case(const Case& c, int64_t batch, bool probe, uint64_t seed) {
   const std::vector<double> target64(target.begin(), target.end());
   GradCheck r;
   r.prob_margin = std::numeric_limits<double>::infinity();
-  const RefForward f = net.forward(params, x64, batch, out);
+  const RefForward f = net.forward(params, x64, batch, out, c.training);
   r.relu_margin = f.relu_margin;
   r.loss = reference_loss(loss.kind(), f, out, target64, batch, classes, r.prob_margin);
   for (int64_t i = 0; i < batch * out_size; ++i) {
@@ -190,8 +198,8 @@ GradCheck run_case(const Case& c, int64_t batch, bool probe, uint64_t seed) {
 
   const auto loss_at = [&] {
     double margin = std::numeric_limits<double>::infinity();  // checked at the base point only
-    return reference_loss(loss.kind(), net.forward(params, x64, batch, out), out, target64, batch,
-                          classes, margin);
+    return reference_loss(loss.kind(), net.forward(params, x64, batch, out, c.training), out,
+                          target64, batch, classes, margin);
   };
   const auto difference = [&](double& v) {
     const double saved = v;
@@ -205,9 +213,18 @@ GradCheck run_case(const Case& c, int64_t batch, bool probe, uint64_t seed) {
   const auto begin_tensor = [&](const std::string& name) {
     r.tensors.push_back({name, {r.numeric.size(), r.numeric.size()}});
   };
+  if (c.training) {
+    for (const auto& [offset, stats] : f.batch_stats) {
+      r.stat_error = std::max(r.stat_error, 0.0);
+      for (size_t i = 0; i < stats.size(); ++i) {
+        r.stat_error = std::max(r.stat_error, std::abs(grads.data()[offset + i] - stats[i]) /
+                                                  std::max(std::abs(stats[i]), 1e-3));
+      }
+    }
+  }
   for (const detail::ParamEntry& e : g.params()) {
     const RefLayer* l = owner(net, g, e);
-    if (l->op == RefOp::probe) continue;
+    if (l->op == RefOp::probe || !e.spec.trainable) continue;
     const std::string name = g.layers()[e.layer_index].layer->name + "/" + e.spec.name;
     begin_tensor(name);
     for (int64_t i = 0; i < e.size; ++i) {
@@ -382,6 +399,156 @@ const std::vector<Case>& cases() {
          const int h = n.call(n.dropout(0.0), n.call(n.dense(6, "relu"), n.x()));
          return n.call(n.dense(3, "softmax"), h);
        }},
+      // Convolutions: odd sizes, a non-square kernel, strides with "same" (asymmetric
+      // padding), dilation, no bias, an even kernel with "same".
+      {"conv2d_valid_relu",
+       {5, 6, 2},
+       "categorical_crossentropy",
+       [](TwinNet& n) {
+         const int h = n.call(n.conv2d(4, {3, 2}, "relu"), n.x());  // (3, 5, 4)
+         return n.call(n.dense(3, "softmax"), n.call(n.flatten(), h));
+       }},
+      {"conv2d_same_strided_tanh",
+       {7, 5, 3},
+       "mse",
+       [](TwinNet& n) {
+         const int h = n.call(n.conv2d(4, 3, "tanh", 2, "same"), n.x());  // (4, 3, 4)
+         return n.call(n.dense(2, "linear"), n.call(n.flatten(), h));
+       }},
+      {"conv2d_dilated_no_bias",
+       {7, 6, 2},
+       "mse",
+       [](TwinNet& n) {
+         const int h = n.call(n.conv2d(3, {2, 3}, "linear", 1, "valid", {2, 1}, false), n.x());
+         return n.call(n.dense(2, "linear"), n.call(n.flatten(), h));  // h (5, 4, 3)
+       }},
+      {"conv2d_even_kernel_same_sigmoid",
+       {5, 4, 2},
+       "binary_crossentropy",
+       [](TwinNet& n) {
+         const int h = n.call(n.conv2d(2, 4, "sigmoid", 1, "same"), n.x());  // (5, 4, 2)
+         return n.call(n.dense(3, "sigmoid"), n.call(n.flatten(), h));
+       }},
+      {"conv2d_dilated_same",
+       {6, 6, 1},
+       "mse",
+       [](TwinNet& n) {
+         const int h = n.call(n.conv2d(2, 3, "tanh", 1, "same", 2), n.x());  // (6, 6, 2)
+         return n.call(n.dense(2, "linear"), n.call(n.flatten(), h));
+       }},
+      // A per-pixel softmax head: Conv2D(softmax) on the channels, fused with the loss.
+      {"conv2d_softmax_output_cce",
+       {3, 4, 2},
+       "categorical_crossentropy",
+       [](TwinNet& n) { return n.call(n.conv2d(3, 1, "softmax"), n.x()); }},
+      {"max_pool_valid_odd",
+       {5, 7, 2},
+       "categorical_crossentropy",
+       [](TwinNet& n) {
+         const int h = n.call(n.conv2d(3, 1, "tanh"), n.x());  // (5, 7, 3)
+         const int p = n.call(n.pool(true, 2), h);             // (2, 3, 3)
+         return n.call(n.dense(3, "softmax"), n.call(n.flatten(), p));
+       }},
+      {"max_pool_same_strided",
+       {6, 5, 2},
+       "mse",
+       [](TwinNet& n) {
+         const int p = n.call(n.pool(true, 3, Size2(2, 1), "same"), n.x());  // (3, 5, 2)
+         return n.call(n.dense(2, "linear"), n.call(n.flatten(), p));
+       }},
+      {"average_pool_same_strided",
+       {5, 6, 2},
+       "mse",
+       [](TwinNet& n) {
+         const int h = n.call(n.conv2d(2, 2, "tanh", 1, "same"), n.x());
+         const int p = n.call(n.pool(false, 3, 2, "same"), h);  // (3, 3, 2)
+         return n.call(n.dense(2, "linear"), n.call(n.flatten(), p));
+       }},
+      {"average_pool_valid",
+       {4, 5, 3},
+       "mse",
+       [](TwinNet& n) {
+         const int p = n.call(n.pool(false, {2, 3}), n.x());  // (2, 1, 3)
+         return n.call(n.dense(2, "tanh"), n.call(n.flatten(), p));
+       }},
+      {"global_average_pool",
+       {3, 5, 2},
+       "categorical_crossentropy",
+       [](TwinNet& n) {
+         const int h = n.call(n.conv2d(4, 3, "relu", 1, "same"), n.x());
+         return n.call(n.dense(3, "softmax"), n.call(n.global_average_pool(), h));
+       }},
+      {"zero_padding_then_conv",
+       {3, 4, 2},
+       "mse",
+       [](TwinNet& n) {
+         const int h = n.call(n.zero_padding(Padding2D(1, 2, 0, 1)), n.x());  // (6, 5, 2)
+         const int c = n.call(n.conv2d(2, 3, "tanh"), h);                     // (4, 3, 2)
+         return n.call(n.dense(2, "linear"), n.call(n.flatten(), c));
+       }},
+      {"reshape_flat_to_image",
+       {24},
+       "mse",
+       [](TwinNet& n) {
+         const int img = n.call(n.reshape({4, -1, 2}), n.x());  // (4, 3, 2)
+         const int c = n.call(n.conv2d(3, 2, "tanh"), img);     // (3, 2, 3)
+         return n.call(n.dense(2, "linear"), n.call(n.reshape({-1}), c));
+       }},
+      // Branches on 4-D tensors: Add, Concatenate on channels, and one Conv2D called twice
+      // (its kernel's gradients and x's add up).
+      {"conv_branches_add_concat_shared",
+       {4, 4, 2},
+       "categorical_crossentropy",
+       [](TwinNet& n) {
+         const int shared = n.conv2d(2, 3, "tanh", 1, "same");
+         const int a = n.call(shared, n.x());                       // (4, 4, 2)
+         const int b = n.call(n.conv2d(2, 1, "relu"), n.x());       // (4, 4, 2)
+         const int sum = n.call(n.add(), {a, b});                   // (4, 4, 2)
+         const int again = n.call(shared, sum);                     // (4, 4, 2)
+         const int joined = n.call(n.concatenate(-1), {again, a});  // (4, 4, 4)
+         const int p = n.call(n.pool(true, 2), joined);             // (2, 2, 4)
+         return n.call(n.dense(3, "softmax"), n.call(n.global_average_pool(), p));
+       }},
+      // BatchNormalization in training (batch statistics, on a Dense output and on a conv's
+      // channels), without center and scale, and in inference (moving statistics).
+      {"batch_norm_dense_training",
+       {5},
+       "categorical_crossentropy",
+       [](TwinNet& n) {
+         const int h = n.call(n.batch_norm(), n.call(n.dense(6, "tanh"), n.x()));
+         return n.call(n.dense(3, "softmax"), h);
+       },
+       true,
+       true},
+      {"batch_norm_conv_training",
+       {4, 5, 2},
+       "mse",
+       [](TwinNet& n) {
+         // No conv bias: BatchNormalization subtracts it again (its gradient is zero).
+         const int conv = n.conv2d(3, 3, "linear", 1, "same", 1, false);
+         const int h = n.call(n.batch_norm(), n.call(conv, n.x()));
+         const int p = n.call(n.pool(true, 2), n.call(n.activation("tanh"), h));  // (2, 2, 3)
+         return n.call(n.dense(2, "linear"), n.call(n.flatten(), p));
+       },
+       true,
+       true},
+      {"batch_norm_plain_on_input",
+       {3, 2, 4},
+       "mse",
+       [](TwinNet& n) {
+         const int h = n.call(n.batch_norm(false, false, 0.01), n.x());
+         return n.call(n.dense(2, "tanh"), n.call(n.flatten(), h));
+       },
+       true,
+       true},
+      {"batch_norm_inference",
+       {5},
+       "mse",
+       [](TwinNet& n) {
+         const int h = n.call(n.batch_norm(), n.call(n.dense(4, "tanh"), n.x()));
+         return n.call(n.dense(2, "linear"), h);
+       },
+       /*training=*/false},
       {"dropout_inference",
        {5},
        "mse",
@@ -403,7 +570,7 @@ struct Param {
 std::vector<Param> params() {
   std::vector<Param> out;
   for (size_t i = 0; i < cases().size(); ++i) {
-    out.push_back({i, 1, true});
+    out.push_back({i, cases()[i].batch_statistics ? 2 : 1, true});
     out.push_back({i, 5, true});
     out.push_back({i, 3, false});
   }
@@ -421,6 +588,10 @@ TEST_P(GradientCheck, MatchesF64FiniteDifferences) {
   ASSERT_GT(r.prob_margin, kMinMargin) << "a probability is clipped: change the case";
 
   EXPECT_LE(r.forward_error, kForwardTol);
+  // The statistics are float32 reductions of O(1) values over a few dozen rows.
+  if (r.stat_error >= 0) {
+    EXPECT_LE(r.stat_error, 1e-5) << "batch statistics";
+  }
   EXPECT_LE(r.loss_error, kForwardTol) << "reference loss " << r.loss;
   const Verdict v = compare(r.analytic, r.numeric);
   EXPECT_TRUE(v.ok) << r.labels[v.worst] << ": tandem " << r.analytic[v.worst]

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,23 @@ class InputProbe final : public detail::LayerImpl {
   int64_t batch_;
 };
 
-enum class RefOp { input, probe, dense, activation, flatten, add, concatenate, dropout };
+enum class RefOp {
+  input,
+  probe,
+  dense,
+  activation,
+  flatten,
+  add,
+  concatenate,
+  dropout,
+  conv2d,
+  max_pool,
+  average_pool,
+  global_average_pool,
+  zero_padding,
+  reshape,
+  batch_norm
+};
 
 struct RefLayer {
   RefOp op = RefOp::input;
@@ -63,7 +80,15 @@ struct RefLayer {
   int axis = -1;
   double rate = 0;
   double bias_shift = 0;  // added to the random bias draw (keeps an output positive)
-  std::shared_ptr<detail::LayerImpl> impl;  // the tandem twin
+  // Conv2D and pooling windows; same_padding: Keras's "same", else "valid".
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  bool same_padding = false;
+  int64_t pad_top = 0, pad_bottom = 0, pad_left = 0, pad_right = 0;  // ZeroPadding2D
+  Shape target;                                                      // Reshape
+  double epsilon = 1e-3;                                             // BatchNormalization
+  bool center = true, scale = true;
+  int64_t mean_offset = -1, variance_offset = -1;  // moving statistics
+  std::shared_ptr<detail::LayerImpl> impl;         // the tandem twin
   // Offsets into the flat parameter buffer, filled by bind(); -1: none. The probe's delta
   // sits at kernel_offset.
   int64_t kernel_offset = -1, bias_offset = -1;
@@ -80,8 +105,12 @@ struct RefNode {
 struct RefForward {
   std::vector<std::vector<double>> values;  // per node (batch, size)
   std::vector<double> logits;  // the output layer's pre-activation (Dense or Activation)
+  // Per BatchNormalization in training: (moving_mean's offset, [mean..., variance...]).
+  std::vector<std::pair<int64_t, std::vector<double>>> batch_stats;
   ActivationKind output_activation = ActivationKind::linear;
-  double relu_margin = std::numeric_limits<double>::infinity();  // min |z| fed to a relu
+  // min |z| fed to a relu, and min gap between a max pool's largest and runner-up: how far
+  // the base point sits from a kink
+  double relu_margin = std::numeric_limits<double>::infinity();
 };
 
 inline double activate(ActivationKind k, double z) {
@@ -173,6 +202,57 @@ class TwinNet {
     return add_layer(std::move(l));
   }
 
+  int conv2d(int64_t filters, Size2 kernel, const std::string& activation, Size2 strides = 1,
+             const std::string& padding = "valid", Size2 dilation = 1, bool use_bias = true) {
+    RefLayer l;
+    l.op = RefOp::conv2d;
+    l.units = filters;
+    l.activation = parse_activation(activation, "test");
+    l.use_bias = use_bias;
+    set_window(l, kernel, strides, padding);
+    l.dilation_h = dilation.height, l.dilation_w = dilation.width;
+    l.impl = Conv2D(filters, kernel, activation,
+                    {.strides = strides,
+                     .padding = padding,
+                     .dilation_rate = dilation,
+                     .use_bias = use_bias})
+                 .impl();
+    return add_layer(std::move(l));
+  }
+  int pool(bool max, Size2 size, std::optional<Size2> strides = {},
+           const std::string& padding = "valid") {
+    RefLayer l;
+    l.op = max ? RefOp::max_pool : RefOp::average_pool;
+    set_window(l, size, strides.value_or(size), padding);
+    const Pool2DOptions options{.strides = strides, .padding = padding};
+    l.impl = (max ? MaxPooling2D(size, options) : AveragePooling2D(size, options)).impl();
+    return add_layer(std::move(l));
+  }
+  int global_average_pool() {
+    return add_simple(RefOp::global_average_pool, GlobalAveragePooling2D().impl());
+  }
+  int zero_padding(Padding2D p) {
+    RefLayer l;
+    l.op = RefOp::zero_padding;
+    l.pad_top = p.top, l.pad_bottom = p.bottom, l.pad_left = p.left, l.pad_right = p.right;
+    l.impl = ZeroPadding2D(p).impl();
+    return add_layer(std::move(l));
+  }
+  int batch_norm(bool center = true, bool scale = true, double epsilon = 1e-3) {
+    RefLayer l;
+    l.op = RefOp::batch_norm;
+    l.center = center, l.scale = scale, l.epsilon = epsilon;
+    l.impl = BatchNormalization({.epsilon = epsilon, .center = center, .scale = scale}).impl();
+    return add_layer(std::move(l));
+  }
+  int reshape(const Shape& target) {
+    RefLayer l;
+    l.op = RefOp::reshape;
+    l.target = target;
+    l.impl = Reshape(target).impl();
+    return add_layer(std::move(l));
+  }
+
   // Calls layer on nodes (twice on one layer: shared weights); returns the new node.
   int call(int layer, const std::vector<int>& inputs) {
     std::vector<Node> in;
@@ -197,8 +277,11 @@ class TwinNet {
     for (RefLayer& l : layers_) {
       for (const detail::ParamEntry& e : graph.params()) {
         if (graph.layers()[e.layer_index].layer != l.impl) continue;
-        if (e.spec.name == "kernel" || e.spec.name == "delta") l.kernel_offset = e.offset;
-        if (e.spec.name == "bias") l.bias_offset = e.offset;
+        if (e.spec.name == "kernel" || e.spec.name == "delta" || e.spec.name == "gamma")
+          l.kernel_offset = e.offset;
+        if (e.spec.name == "bias" || e.spec.name == "beta") l.bias_offset = e.offset;
+        if (e.spec.name == "moving_mean") l.mean_offset = e.offset;
+        if (e.spec.name == "moving_variance") l.variance_offset = e.offset;
       }
     }
   }
@@ -206,7 +289,7 @@ class TwinNet {
   // params: the flat buffer in f64. x (batch, input size). training: dropout rate 0 is still
   // the identity, so the reference treats dropout as identity and callers keep rate 0 then.
   RefForward forward(const std::vector<double>& params, const std::vector<double>& x, int64_t batch,
-                     int output) const {
+                     int output, bool training = true) const {
     RefForward f;
     f.values.resize(nodes_.size());
     f.values[0] = x;
@@ -257,12 +340,53 @@ class TwinNet {
         case RefOp::concatenate:
           concatenate_forward(n, l, in, batch, out);
           break;
+        case RefOp::conv2d:
+          conv2d_forward(n, l, params, *in[0], batch, out);
+          if (static_cast<int>(i) == output) f.logits = out;
+          activate_rows(l.activation, out.data(), batch * size / l.units, l.units, f.relu_margin);
+          break;
+        case RefOp::max_pool:
+        case RefOp::average_pool:
+          pool_forward(n, l, *in[0], batch, out, f.relu_margin);
+          break;
+        case RefOp::global_average_pool: {
+          const Shape& is = nodes_[n.inputs[0]].shape;
+          const int64_t area = is[0] * is[1], c = is[2];
+          for (int64_t b = 0; b < batch; ++b) {
+            for (int64_t p = 0; p < area; ++p) {
+              for (int64_t k = 0; k < c; ++k) out[b * c + k] += (*in[0])[(b * area + p) * c + k];
+            }
+          }
+          for (double& v : out) v /= static_cast<double>(area);
+          break;
+        }
+        case RefOp::zero_padding: {
+          const Shape& is = nodes_[n.inputs[0]].shape;
+          for (int64_t b = 0; b < batch; ++b) {
+            for (int64_t y = 0; y < is[0]; ++y) {
+              for (int64_t x = 0; x < is[1]; ++x) {
+                for (int64_t k = 0; k < is[2]; ++k) {
+                  out[((b * n.shape[0] + y + l.pad_top) * n.shape[1] + x + l.pad_left) * is[2] +
+                      k] = (*in[0])[((b * is[0] + y) * is[1] + x) * is[2] + k];
+                }
+              }
+            }
+          }
+          break;
+        }
+        case RefOp::reshape:
+          out = *in[0];
+          break;
+        case RefOp::batch_norm:
+          batch_norm_forward(n, l, params, *in[0], batch, training, out, f);
+          break;
         case RefOp::input:
           break;
       }
     }
     const RefLayer* last = nodes_[output].layer >= 0 ? &layers_[nodes_[output].layer] : nullptr;
-    if (last && (last->op == RefOp::dense || last->op == RefOp::activation)) {
+    if (last &&
+        (last->op == RefOp::dense || last->op == RefOp::activation || last->op == RefOp::conv2d)) {
       f.output_activation = last->activation;
     } else {
       f.logits.clear();
@@ -291,6 +415,26 @@ class TwinNet {
       }
       case RefOp::flatten:
         return {shape_size(in.at(0))};
+      case RefOp::conv2d:
+      case RefOp::max_pool:
+      case RefOp::average_pool: {
+        const Shape& s = in.at(0);
+        return {window_axis(l, s[0], true).out, window_axis(l, s[1], false).out,
+                l.op == RefOp::conv2d ? l.units : s[2]};
+      }
+      case RefOp::global_average_pool:
+        return {in.at(0)[2]};
+      case RefOp::zero_padding: {
+        const Shape& s = in.at(0);
+        return {s[0] + l.pad_top + l.pad_bottom, s[1] + l.pad_left + l.pad_right, s[2]};
+      }
+      case RefOp::reshape: {
+        Shape s = l.target;
+        int64_t known = 1;
+        for (int64_t d : s) known *= d == -1 ? 1 : d;
+        for (int64_t& d : s) d = d == -1 ? shape_size(in.at(0)) / known : d;
+        return s;
+      }
       case RefOp::concatenate: {
         Shape s = in.at(0);
         const int axis = l.axis < 0 ? l.axis + static_cast<int>(s.size()) : l.axis;
@@ -301,6 +445,130 @@ class TwinNet {
       default:
         return in.at(0);
     }
+  }
+
+  static void set_window(RefLayer& l, Size2 kernel, Size2 strides, const std::string& padding) {
+    l.kernel_h = kernel.height, l.kernel_w = kernel.width;
+    l.stride_h = strides.height, l.stride_w = strides.width;
+    l.same_padding = padding == "same";
+  }
+
+  // One axis of a window, written out from Keras's documentation: "valid" keeps whole
+  // windows; "same" gives ceil(in / stride) outputs, padding the odd cell after.
+  struct Axis {
+    int64_t out, pad_before;
+  };
+  static Axis window_axis(const RefLayer& l, int64_t in, bool height) {
+    const int64_t k = height ? l.kernel_h : l.kernel_w, s = height ? l.stride_h : l.stride_w;
+    const int64_t d = height ? l.dilation_h : l.dilation_w;
+    const int64_t span = (k - 1) * d + 1;
+    if (!l.same_padding) return {(in - span) / s + 1, 0};
+    const int64_t out = (in + s - 1) / s;
+    return {out, std::max<int64_t>((out - 1) * s + span - in, 0) / 2};
+  }
+
+  // y[b, oy, ox, f] = bias[f] + sum over ky, kx, c of x[b, iy, ix, c] * kernel[ky, kx, c, f]
+  // with iy = oy * stride - pad + ky * dilation (cells outside the input are zero).
+  void conv2d_forward(const RefNode& n, const RefLayer& l, const std::vector<double>& params,
+                      const std::vector<double>& x, int64_t batch, std::vector<double>& out) const {
+    const Shape& is = nodes_[n.inputs[0]].shape;
+    const Shape& os = n.shape;
+    const int64_t ih = is[0], iw = is[1], c = is[2], f = l.units;
+    const int64_t pt = window_axis(l, ih, true).pad_before,
+                  pl = window_axis(l, iw, false).pad_before;
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t oy = 0; oy < os[0]; ++oy) {
+        for (int64_t ox = 0; ox < os[1]; ++ox) {
+          for (int64_t o = 0; o < f; ++o) {
+            double z = l.use_bias ? params[l.bias_offset + o] : 0.0;
+            for (int64_t ky = 0; ky < l.kernel_h; ++ky) {
+              const int64_t iy = oy * l.stride_h - pt + ky * l.dilation_h;
+              if (iy < 0 || iy >= ih) continue;
+              for (int64_t kx = 0; kx < l.kernel_w; ++kx) {
+                const int64_t ix = ox * l.stride_w - pl + kx * l.dilation_w;
+                if (ix < 0 || ix >= iw) continue;
+                for (int64_t k = 0; k < c; ++k) {
+                  z += x[((b * ih + iy) * iw + ix) * c + k] *
+                       params[l.kernel_offset + ((ky * l.kernel_w + kx) * c + k) * f + o];
+                }
+              }
+            }
+            out[((b * os[0] + oy) * os[1] + ox) * f + o] = z;
+          }
+        }
+      }
+    }
+  }
+
+  // Max or mean over the cells of each window that lie inside the input. For max, records
+  // the gap between the largest and the runner-up: a tie is a kink.
+  void pool_forward(const RefNode& n, const RefLayer& l, const std::vector<double>& x,
+                    int64_t batch, std::vector<double>& out, double& kink_margin) const {
+    const Shape& is = nodes_[n.inputs[0]].shape;
+    const Shape& os = n.shape;
+    const int64_t ih = is[0], iw = is[1], c = is[2];
+    const int64_t pt = window_axis(l, ih, true).pad_before,
+                  pl = window_axis(l, iw, false).pad_before;
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t oy = 0; oy < os[0]; ++oy) {
+        for (int64_t ox = 0; ox < os[1]; ++ox) {
+          for (int64_t k = 0; k < c; ++k) {
+            double top = -std::numeric_limits<double>::infinity(), second = top, sum = 0;
+            int64_t cells = 0;
+            for (int64_t ky = 0; ky < l.kernel_h; ++ky) {
+              const int64_t iy = oy * l.stride_h - pt + ky;
+              if (iy < 0 || iy >= ih) continue;
+              for (int64_t kx = 0; kx < l.kernel_w; ++kx) {
+                const int64_t ix = ox * l.stride_w - pl + kx;
+                if (ix < 0 || ix >= iw) continue;
+                const double v = x[((b * ih + iy) * iw + ix) * c + k];
+                sum += v, ++cells;
+                if (v > top)
+                  second = top, top = v;
+                else if (v > second)
+                  second = v;
+              }
+            }
+            if (l.op == RefOp::max_pool && cells > 1)
+              kink_margin = std::min(kink_margin, top - second);
+            out[((b * os[0] + oy) * os[1] + ox) * c + k] =
+                l.op == RefOp::max_pool ? top : sum / static_cast<double>(cells);
+          }
+        }
+      }
+    }
+  }
+
+  // Per channel c (the last axis), over the rows r of (rows, channels):
+  //   training:  mean = sum x / rows, variance = sum (x - mean)^2 / rows (biased)
+  //   inference: the moving statistics
+  //   y = gamma * (x - mean) / sqrt(variance + epsilon) + beta
+  void batch_norm_forward(const RefNode& n, const RefLayer& l, const std::vector<double>& params,
+                          const std::vector<double>& x, int64_t batch, bool training,
+                          std::vector<double>& out, RefForward& f) const {
+    const int64_t c = n.shape.back(), rows = batch * shape_size(n.shape) / c;
+    std::vector<double> mean(c, 0.0), variance(c, 0.0);
+    for (int64_t k = 0; k < c; ++k) {
+      if (training) {
+        for (int64_t r = 0; r < rows; ++r) mean[k] += x[r * c + k];
+        mean[k] /= static_cast<double>(rows);
+        for (int64_t r = 0; r < rows; ++r) {
+          variance[k] += (x[r * c + k] - mean[k]) * (x[r * c + k] - mean[k]);
+        }
+        variance[k] /= static_cast<double>(rows);
+      } else {
+        mean[k] = params[l.mean_offset + k];
+        variance[k] = params[l.variance_offset + k];
+      }
+      const double gamma = l.scale ? params[l.kernel_offset + k] : 1.0;
+      const double beta = l.center ? params[l.bias_offset + k] : 0.0;
+      for (int64_t r = 0; r < rows; ++r) {
+        out[r * c + k] =
+            gamma * (x[r * c + k] - mean[k]) / std::sqrt(variance[k] + l.epsilon) + beta;
+      }
+    }
+    mean.insert(mean.end(), variance.begin(), variance.end());
+    f.batch_stats.push_back({l.mean_offset, std::move(mean)});
   }
 
   // Element by element: unravel each output index, find the input that owns its coordinate

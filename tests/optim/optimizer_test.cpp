@@ -24,7 +24,7 @@ KernelRun run_kernel(const Optimizer& config, int steps, int64_t n) {
   float* state[2] = {r.m.data(), r.v.data()};
   for (int t = 1; t <= steps; ++t) {
     for (int64_t i = 0; i < n; ++i) g[i] = std::sin(static_cast<float>(i + t));
-    kernel->update(r.w.data(), g.data(), state, 2, n - 2, t, config.learning_rate, 2);
+    kernel->update(r.w.data(), g.data(), state, 2, n - 2, t, config.learning_rate, 2, 0);
   }
   return r;
 }

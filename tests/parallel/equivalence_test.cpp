@@ -1,6 +1,7 @@
 // Data-parallel training reproduces one device: N replicas (mirrored and host) with the
 // same global batch and seed give the same weights after 20 steps (within 1e-5 relative),
-// and, in deterministic mode, bitwise the same weights for 1, 2 and 4 devices.
+// and, in deterministic mode, bitwise the same weights for 1, 2 and 4 devices -- for an MLP
+// and for a small convnet (Conv2D, pooling, Dropout, Dense).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,19 +20,36 @@ struct TrainedRun {
   History history;
 };
 
+enum class Net { mlp, convnet };
+
+// The model each run trains, from the global seed; inputs (12) or (6, 6, 2).
+Model make_model(Net net) {
+  if (net == Net::mlp) {
+    auto in = Input({12});
+    auto x = Dense(32, "relu")(in);
+    x = Dropout(0.25)(x);  // masks are per sample, so they do not depend on the split
+    x = Dense(16, "tanh")(x);
+    return Model(in, Dense(4, "softmax")(x));
+  }
+  auto in = Input({6, 6, 2});
+  auto x = Conv2D(4, 3, "relu", {.padding = "same"})(in);  // (6, 6, 4)
+  x = MaxPooling2D(2)(x);                                  // (3, 3, 4)
+  x = Conv2D(6, 2, "tanh")(x);                             // (2, 2, 6)
+  x = Dropout(0.25)(Flatten()(x));
+  return Model(in, Dense(4, "softmax")(x));
+}
+
 // 20 steps: 19 full batches and a last one of 19 samples (uneven across 2, 3, 4 devices).
 TrainedRun train(int devices, const std::string& strategy, bool deterministic, const Optimizer& opt,
-                 const std::string& reducer = "sharded", bool shared_parameters = true) {
+                 const std::string& reducer = "sharded", bool shared_parameters = true,
+                 Net net = Net::mlp) {
   set_random_seed(17);
-  auto toy = test::make_toy(kSteps * kBatch - 5, 12, 4, 3);
-  auto in = Input({12});
-  auto x = Dense(32, "relu")(in);
-  x = Dropout(0.25)(x);  // masks are per sample, so they do not depend on the split
-  x = Dense(16, "tanh")(x);
-  Model model(in, Dense(4, "softmax")(x));
+  auto toy = test::make_toy(kSteps * kBatch - 5, net == Net::mlp ? 12 : 72, 4, 3);
+  const Tensor x = net == Net::mlp ? toy.x : toy.x.reshape({-1, 6, 6, 2});
+  Model model = make_model(net);
   model.compile(opt, "categorical_crossentropy", {"accuracy"});
   TrainedRun run;
-  run.history = model.fit(toy.x, toy.y_onehot,
+  run.history = model.fit(x, toy.y_onehot,
                           {.batch_size = kBatch,
                            .epochs = 1,
                            .verbose = 0,
@@ -59,54 +77,54 @@ double max_relative_error(const std::vector<Tensor>& a, const std::vector<Tensor
   return worst;
 }
 
-// (strategy, devices): "allreduce" is mirrored with the all-reduce reducer, "copies" is
-// mirrored with a parameter copy per device.
-class Equivalence : public ::testing::TestWithParam<std::tuple<std::string, int>> {};
+// (strategy, devices, net): "allreduce" is mirrored with the all-reduce reducer, "copies"
+// is mirrored with a parameter copy per device.
+class Equivalence : public ::testing::TestWithParam<std::tuple<std::string, int, Net>> {};
 
 TEST_P(Equivalence, WeightsMatchOneDeviceWithinRounding) {
-  const auto [name, devices] = GetParam();
+  const auto [name, devices, net] = GetParam();
   const std::string strategy = name == "host" ? "host" : "mirrored";
   const std::string reducer = name == "allreduce" ? "allreduce" : "sharded";
   // SGD with momentum: rounding differences stay rounding-sized. (RMSprop's g / sqrt(v)
   // turns a near-zero gradient's rounding into a full-size step of either sign, so two
   // correct runs drift apart; deterministic mode is the answer there, tested below.)
   const Optimizer opt = SGD(0.1, 0.9);
-  const TrainedRun one = train(1, "mirrored", false, opt);
-  const TrainedRun many = train(devices, strategy, false, opt, reducer, name != "copies");
+  const TrainedRun one = train(1, "mirrored", false, opt, "sharded", true, net);
+  const TrainedRun many = train(devices, strategy, false, opt, reducer, name != "copies", net);
   const double error = max_relative_error(many.weights, one.weights);
   EXPECT_LE(error, 1e-5) << strategy << " with " << devices << " devices";
   EXPECT_NEAR(many.history.history.at("loss")[0], one.history.history.at("loss")[0], 1e-5);
   EXPECT_NEAR(many.history.history.at("accuracy")[0], one.history.history.at("accuracy")[0], 1e-9);
   // The run trained: weights moved away from their start by much more than the tolerance.
   set_random_seed(17);
-  auto in = Input({12});
-  Model fresh(in, Dense(4, "softmax")(Dense(16, "tanh")(Dropout(0.25)(Dense(32, "relu")(in)))));
-  EXPECT_GT(max_relative_error(one.weights, fresh.get_weights()), 1e-2);
+  EXPECT_GT(max_relative_error(one.weights, make_model(net).get_weights()), 1e-2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Strategies, Equivalence,
-                         ::testing::Combine(::testing::Values("mirrored", "copies", "allreduce",
-                                                              "host"),
-                                            ::testing::Values(1, 2, 3, 4)),
-                         [](const auto& info) {
-                           return std::get<0>(info.param) + "_" +
-                                  std::to_string(std::get<1>(info.param));
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, Equivalence,
+    ::testing::Combine(::testing::Values("mirrored", "copies", "allreduce", "host"),
+                       ::testing::Values(1, 2, 3, 4), ::testing::Values(Net::mlp, Net::convnet)),
+    [](const auto& info) {
+      return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) +
+             (std::get<2>(info.param) == Net::mlp ? "" : "_convnet");
+    });
 
 TEST(Deterministic, BitwiseIdenticalForOneTwoAndFourDevices) {
-  for (const Optimizer& opt : {RMSprop(0.01), Adam(0.01)}) {
-    const TrainedRun one = train(1, "mirrored", true, opt);
-    for (auto [devices, reducer] : {std::pair{2, "sharded"}, std::pair{4, "sharded"},
-                                    std::pair{2, "allreduce"}, std::pair{4, "allreduce"}}) {
-      const TrainedRun many = train(devices, "mirrored", true, opt, reducer);
-      for (size_t t = 0; t < one.weights.size(); ++t) {
-        ASSERT_EQ(std::memcmp(one.weights[t].data(), many.weights[t].data(),
-                              one.weights[t].size() * sizeof(float)),
-                  0)
-            << opt.name << ": weight " << t << " differs with " << devices << " devices, "
-            << reducer << " reducer";
+  for (const Net net : {Net::mlp, Net::convnet}) {
+    for (const Optimizer& opt : {RMSprop(0.01), Adam(0.01)}) {
+      const TrainedRun one = train(1, "mirrored", true, opt, "sharded", true, net);
+      for (auto [devices, reducer] : {std::pair{2, "sharded"}, std::pair{4, "sharded"},
+                                      std::pair{2, "allreduce"}, std::pair{4, "allreduce"}}) {
+        const TrainedRun many = train(devices, "mirrored", true, opt, reducer, true, net);
+        for (size_t t = 0; t < one.weights.size(); ++t) {
+          ASSERT_EQ(std::memcmp(one.weights[t].data(), many.weights[t].data(),
+                                one.weights[t].size() * sizeof(float)),
+                    0)
+              << opt.name << ": weight " << t << " differs with " << devices << " devices, "
+              << reducer << " reducer" << (net == Net::convnet ? ", convnet" : "");
+        }
+        EXPECT_EQ(one.history.history.at("loss")[0], many.history.history.at("loss")[0]);
       }
-      EXPECT_EQ(one.history.history.at("loss")[0], many.history.history.at("loss")[0]);
     }
   }
 }

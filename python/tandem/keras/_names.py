@@ -1,5 +1,6 @@
 """Resolving Keras's many spellings (strings, functions, classes, instances) to the names
 tandem's C++ side takes."""
+import operator
 
 
 def not_implemented(what, hint=""):
@@ -14,6 +15,27 @@ def check_unsupported(owner, given, defaults):
         default = defaults[key]
         if value is not default and value != default:
             raise not_implemented(f"{owner}({key}={value!r})")
+
+
+def reject_given(owner, **arguments):
+    """NotImplementedError for the first argument given (not None), naming owner and it:
+    regularizers, constraints and the like, which tandem does not apply."""
+    for key, value in arguments.items():
+        if value is not None:
+            raise not_implemented(f"{owner}({key}=...)")
+
+
+def positive_int(value, owner, arg):
+    """An integer > 0 (numpy integers too), else TypeError / ValueError naming owner.arg."""
+    if isinstance(value, bool):
+        raise TypeError(f"{owner}: {arg} must be an integer, got {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{owner}: {arg} must be an integer, got {value!r}") from None
+    if value <= 0:
+        raise ValueError(f"{owner}: {arg} must be a positive integer, got {value}")
+    return value
 
 
 def reject_unknown(owner, kwargs):

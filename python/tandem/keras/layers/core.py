@@ -3,7 +3,7 @@ import operator
 
 from ... import _tandem
 from .. import activations, initializers
-from .._names import not_implemented
+from .._names import not_implemented, positive_int, reject_given
 from .base import Layer
 
 
@@ -15,21 +15,12 @@ class Dense(Layer):
                  activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  lora_rank=None, **kwargs):
         super().__init__(**kwargs)
-        for arg, value in (("kernel_regularizer", kernel_regularizer),
-                           ("bias_regularizer", bias_regularizer),
-                           ("activity_regularizer", activity_regularizer),
-                           ("kernel_constraint", kernel_constraint),
-                           ("bias_constraint", bias_constraint), ("lora_rank", lora_rank)):
-            if value is not None:
-                raise not_implemented(f"Dense({arg}=...)")
-        if isinstance(units, bool):
-            raise TypeError(f"Dense: units must be an integer, got {units!r}")
-        try:
-            units = operator.index(units)  # numpy integers too
-        except TypeError:
-            raise TypeError(f"Dense: units must be an integer, got {units!r}") from None
-        if units <= 0:
-            raise ValueError(f"Dense: units must be a positive integer, got {units}")
+        reject_given("Dense", kernel_regularizer=kernel_regularizer,
+                     bias_regularizer=bias_regularizer,
+                     activity_regularizer=activity_regularizer,
+                     kernel_constraint=kernel_constraint, bias_constraint=bias_constraint,
+                     lora_rank=lora_rank)
+        units = positive_int(units, "Dense", "units")
         self.units = units
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
@@ -75,6 +66,25 @@ class Flatten(Layer):
 
     def _build_cpp(self):
         return _tandem.Flatten(self.name or "")
+
+
+class Reshape(Layer):
+    """The same values in another per-sample shape; one entry may be -1."""
+
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        try:
+            shape = [operator.index(d) for d in tuple(target_shape)]
+        except TypeError:
+            raise TypeError(f"Reshape: target_shape must be a tuple of integers, got "
+                            f"{target_shape!r}") from None
+        if any(d != -1 and d <= 0 for d in shape) or shape.count(-1) > 1:
+            raise ValueError(f"Reshape: target_shape must be positive integers with at most one "
+                             f"-1, got {tuple(target_shape)}")
+        self.target_shape = tuple(shape)
+
+    def _build_cpp(self):
+        return _tandem.Reshape(list(self.target_shape), self.name or "")
 
 
 class Lambda:
