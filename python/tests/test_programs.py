@@ -1,5 +1,6 @@
 """Whole programs, run as a user runs them: the report's program with its imports changed
-(1 and 2 devices), Keras 3's mnist_mlp example, and a program across 2 MPI ranks."""
+(1 and 2 devices), Keras 3's mnist_mlp example, the convnet examples (MiniGoogLeNet and a
+small ResNet, 1 device then 2), and a program across 2 MPI ranks."""
 import os
 import re
 import subprocess
@@ -36,6 +37,16 @@ def test_keras_mnist_mlp_example(tmp_path):
     accuracy = float(re.search(r"Test accuracy: ([0-9.]+)", out).group(1))
     assert accuracy > 0.75, out
     assert (tmp_path / "mnist_mlp.tandem").exists()
+
+
+def test_convnet_examples_one_then_two_devices(tmp_path):
+    out = run([sys.executable, str(EXAMPLES / "minigooglenet.py"), "2", "128"], tmp_path)
+    assert "Total params: 1,656,250" in out, out
+    assert re.search(r"^speedup with 2 devices: \d+\.\d+x", out, re.M), out
+    out = run([sys.executable, str(EXAMPLES / "small_resnet.py"), "2", "256", "1"], tmp_path)
+    assert "Non-trainable params:" in out, out
+    losses = [float(v) for v in re.findall(r"loss: ([0-9.]+|nan)", out)]
+    assert len(losses) == 2 and all(np.isfinite(losses)), out
 
 
 MPI_PROGRAM = """
