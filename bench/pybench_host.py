@@ -102,3 +102,28 @@ def positive_list(text, what="numbers"):
     if not values or min(values) < 1:
         raise argparse.ArgumentTypeError(f"{what} must be >= 1, got {text!r}")
     return values
+
+
+def add_measurement_options(p, root, time_budget, quiet_window):
+    """The options every framework-comparison benchmark takes: how noisy a measurement may
+    be, how long to wait and retry, the time budget, and the two interpreters."""
+    import sys
+    p.add_argument("--max-other-load", type=float, default=0.05,
+                   help="a measurement is noisy when other processes used more than this "
+                   "share of the machine during its timed epochs (default 0.05)")
+    p.add_argument("--time-budget", type=float, default=time_budget,
+                   help="minutes after which no new round starts once 3 have run "
+                   f"(default {time_budget:g})")
+    p.add_argument("--retries", type=int, default=2,
+                   help="times a noisy measurement is taken again (default 2); the last is kept")
+    p.add_argument("--quiet-window", type=float, default=quiet_window,
+                   help="seconds the machine must have been quiet before a run "
+                   f"(default {quiet_window:g})")
+    p.add_argument("--quiet-wait", type=float, default=60,
+                   help="seconds to wait for a quiet machine before each measurement (default 60)")
+    venv = os.path.join(root, ".venv", "bin", "python")
+    peers = os.path.join(root, ".venv-peers", "bin", "python")
+    p.add_argument("--python", default=venv if os.path.exists(venv) else sys.executable,
+                   help="python with tandem installed (default .venv)")
+    p.add_argument("--peers-python", default=peers,
+                   help="python with tensorflow-cpu (Keras 3) and torch (default .venv-peers)")

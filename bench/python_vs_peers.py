@@ -39,7 +39,8 @@ import subprocess
 import sys
 import time
 
-from pybench_host import cpu_name, positive, positive_list, wait_for_quiet, write_json_atomically
+from pybench_host import (add_measurement_options, cpu_name, positive, positive_list,
+                          wait_for_quiet, write_json_atomically)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -250,23 +251,7 @@ def parse_args(argv):
     p.add_argument("--only", default=None,
                    help="run only the configurations whose name contains this text")
     p.add_argument("--json", default=None, help="write the results to this JSON file")
-    p.add_argument("--max-other-load", type=float, default=0.05,
-                   help="a measurement is noisy when other processes used more than this "
-                   "share of the machine during its timed epochs (default 0.05)")
-    p.add_argument("--time-budget", type=float, default=30,
-                   help="minutes after which no new round starts once 3 have run (default 30)")
-    p.add_argument("--retries", type=int, default=2,
-                   help="times a noisy measurement is taken again (default 2); the last is kept")
-    p.add_argument("--quiet-window", type=float, default=5,
-                   help="seconds the machine must have been quiet before a run (default 5)")
-    p.add_argument("--quiet-wait", type=float, default=60,
-                   help="seconds to wait for a quiet machine before each measurement (default 60)")
-    venv = os.path.join(ROOT, ".venv", "bin", "python")
-    peers = os.path.join(ROOT, ".venv-peers", "bin", "python")
-    p.add_argument("--python", default=venv if os.path.exists(venv) else sys.executable,
-                   help="python with tandem installed (default .venv)")
-    p.add_argument("--peers-python", default=peers,
-                   help="python with tensorflow-cpu (Keras 3) and torch (default .venv-peers)")
+    add_measurement_options(p, ROOT, time_budget=30, quiet_window=5)
     return p.parse_args(argv)  # unknown flags: usage and exit status 2
 
 

@@ -44,7 +44,7 @@ if [ "${TANDEM_SKIP_SANITIZERS:-0}" != 1 ]; then
   cmake --build build-tsan -j "$jobs" --target tandem_tests tandem_mpi_tests
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
     stage tsan ctest --test-dir build-tsan --output-on-failure -j "$jobs" \
-    -R '^(SharedMemoryCommunicator|DeviceGroup|Shapes/AllreduceSizes|Strategies|Deterministic|mpi\.world_2_ranks$)'
+    -R '^(SharedMemoryCommunicator|DeviceGroup|Shapes/AllreduceSizes|Strategies|Deterministic|SynchronizedBatchNormalization|mpi\.world_2_ranks$)'
   grep -q 'mpi\.world_2_ranks .*Passed' "$logs/tsan.log" ||
     { echo "test.sh: the MPI test did not run under ThreadSanitizer"; exit 1; }
   totals+=("tsan $(ctest_totals tsan)")

@@ -94,6 +94,9 @@ struct BatchNormalizationOptions {
   double epsilon = 1e-3;
   bool center = true;  // beta
   bool scale = true;   // gamma
+  // Training statistics over the global batch, summed across devices (true), or each
+  // device's own rows (false: what multi_gpu_model and MirroredStrategy do).
+  bool synchronized = false;
   Initializer beta_initializer = "zeros";
   Initializer gamma_initializer = "ones";
   Initializer moving_mean_initializer = "zeros";

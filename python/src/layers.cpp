@@ -89,13 +89,14 @@ void bind_layers(nb::module_& m) {
   m.def("Reshape", &Reshape, nb::arg("target_shape"), nb::arg("name"));
   m.def(
       "BatchNormalization",
-      [](double momentum, double epsilon, bool center, bool scale, const Initializer& beta,
-         const Initializer& gamma, const Initializer& moving_mean,
+      [](double momentum, double epsilon, bool center, bool scale, bool synchronized,
+         const Initializer& beta, const Initializer& gamma, const Initializer& moving_mean,
          const Initializer& moving_variance, const std::string& name) {
         return BatchNormalization({.momentum = momentum,
                                    .epsilon = epsilon,
                                    .center = center,
                                    .scale = scale,
+                                   .synchronized = synchronized,
                                    .beta_initializer = beta,
                                    .gamma_initializer = gamma,
                                    .moving_mean_initializer = moving_mean,
@@ -103,8 +104,8 @@ void bind_layers(nb::module_& m) {
                                    .name = name});
       },
       nb::arg("momentum"), nb::arg("epsilon"), nb::arg("center"), nb::arg("scale"),
-      nb::arg("beta_initializer"), nb::arg("gamma_initializer"), nb::arg("moving_mean_initializer"),
-      nb::arg("moving_variance_initializer"), nb::arg("name"));
+      nb::arg("synchronized"), nb::arg("beta_initializer"), nb::arg("gamma_initializer"),
+      nb::arg("moving_mean_initializer"), nb::arg("moving_variance_initializer"), nb::arg("name"));
 }
 
 }  // namespace tandem::python

@@ -149,7 +149,36 @@ def test_batch_normalization_weights_summary_and_moving_statistics(capsys):
     _, _, _, mean, variance, _, _ = model.get_weights()
     np.testing.assert_allclose(mean, 0.01 * flat.mean(axis=0), rtol=1e-4, atol=1e-7)
     np.testing.assert_allclose(variance, 0.99 + 0.01 * flat.var(axis=0), rtol=1e-5)
-    with pytest.raises(NotImplementedError, match="synchronized"):
-        layers.BatchNormalization(synchronized=True)
     with pytest.raises(NotImplementedError, match="axis"):
         layers.BatchNormalization(axis=1)
+
+
+def _bn_net(synchronized):
+    keras.utils.set_random_seed(4)
+    model = keras.Sequential([
+        keras.Input((6, 6, 2)),
+        layers.Conv2D(4, 3, padding="same", use_bias=False),
+        layers.BatchNormalization(synchronized=synchronized),
+        layers.Activation("relu"),
+        layers.GlobalAveragePooling2D(),
+        layers.Dense(3, activation="softmax"),
+    ])
+    model.compile(optimizer=keras.optimizers.SGD(0.1, momentum=0.9),
+                  loss="categorical_crossentropy")
+    return model
+
+
+def test_synchronized_batch_normalization_on_two_devices_matches_one():
+    rng = np.random.default_rng(2)
+    x = rng.normal(1, 2, (64, 6, 6, 2)).astype(np.float32)
+    y = keras.utils.to_categorical(rng.integers(0, 3, 64), 3)
+    runs = {}
+    for synchronized, devices in [(True, 1), (True, 2), (False, 2)]:
+        model = _bn_net(synchronized)
+        model.fit(x, y, batch_size=16, epochs=2, verbose=0, shuffle=False, devices=devices)
+        runs[synchronized, devices] = model.get_weights()
+    for a, b in zip(runs[True, 2], runs[True, 1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    # Each device's own statistics (the default) train to other weights.
+    gap = max(np.abs(a - b).max() for a, b in zip(runs[False, 2], runs[True, 1]))
+    assert gap > 1e-3

@@ -9,20 +9,21 @@
 namespace tandem::detail {
 namespace {
 
-// Seconds for `flops` of layer GEMMs with `rows` rows on one device.
-double compute_seconds(const DeviceProfile& d, double flops, int64_t rows) {
-  if (rows <= 0 || flops <= 0) return 0;
+// Seconds of one layer's forward (or backward) on `rows` samples on one device.
+double layer_seconds(const DeviceProfile& d, const LayerCost& l, int64_t rows, bool backward) {
+  if (rows <= 0) return 0;
   const double r = static_cast<double>(rows);
-  return flops / (d.sustained_flops * r / (r + d.half_rows)) + d.layer_overhead;
-}
-
-double forward_flops(const DenseLayerCost& l, int64_t rows) {
-  return 2.0 * static_cast<double>(rows) * static_cast<double>(l.in * l.out);
-}
-
-// Weight gradient, and the input gradient except for the first layer.
-double backward_flops(const DenseLayerCost& l, int64_t rows, bool first) {
-  return forward_flops(l, rows) * (first ? 1 : 2);
+  const double flops = r * (backward ? l.backward_flops : l.forward_flops);
+  const double bytes = r * (backward ? l.backward_bytes : l.forward_bytes);
+  if (flops <= 0 && bytes <= 0) return 0;
+  double seconds = d.layer_overhead + bytes / d.memory_bandwidth;
+  if (flops > 0) {
+    const double rate = l.kind == CostKind::conv
+                            ? (d.conv_flops > 0 ? d.conv_flops : d.sustained_flops)
+                            : d.sustained_flops * r / (r + d.half_rows);
+    seconds += flops / rate;
+  }
+  return seconds;
 }
 
 double transfer_seconds(const LinkProfile& link, double bytes) {
@@ -41,10 +42,21 @@ struct Resource {
   }
 };
 
+// The rows the busiest device computes.
+int64_t rows_per_device(const Scenario& s) {
+  return s.per_device_batch ? s.batch : (s.batch + s.devices - 1) / s.devices;
+}
+
+// Samples one step trains.
+int64_t step_samples(const Scenario& s) {
+  return s.per_device_batch ? s.batch * s.devices : s.batch;
+}
+
 void check(const HardwareProfile& hw, const Scenario& s) {
   if (s.model.layers.empty()) throw ConfigError("advise: the model has no layers");
   if (s.devices < 1) throw ConfigError("advise: devices must be >= 1");
-  if (s.batch < s.devices) {
+  if (s.batch < 1) throw ConfigError("advise: batch size must be >= 1");
+  if (!s.per_device_batch && s.batch < s.devices) {
     throw ConfigError("advise: batch size " + std::to_string(s.batch) + " is smaller than " +
                       std::to_string(s.devices) + " devices: some would have no samples");
   }
@@ -56,24 +68,24 @@ void check(const HardwareProfile& hw, const Scenario& s) {
 Prediction mirrored(const HardwareProfile& hw, const Scenario& s) {
   const DeviceProfile& d = hw.device;
   const int n = s.devices;
-  const int64_t rows = (s.batch + n - 1) / n;
+  const int64_t rows = rows_per_device(s);
   const auto& layers = s.model.layers;
   Prediction p;
   Resource device, ring;
-  double t = device.run(0, transfer_seconds(hw.host_device, 4.0 * rows * s.model.input_size()));
+  double t = device.run(0, transfer_seconds(hw.host_device, 4.0 * rows * s.model.input_size));
   p.phases["input"] = t;
   double forward = 0;
-  for (const auto& l : layers) forward += compute_seconds(d, forward_flops(l, rows), rows);
+  for (const auto& l : layers) forward += layer_seconds(d, l, rows, false);
   t = device.run(t, forward);
   double compute = forward, comm_total = 0;
   const double wire = s.bf16 ? 2.0 : 4.0;
   double bucket_bytes = 0, deferred = 0;
   double comm_end = t;
   for (size_t i = layers.size(); i-- > 0;) {
-    const double b = compute_seconds(d, backward_flops(layers[i], rows, i == 0), rows);
+    const double b = layer_seconds(d, layers[i], rows, true);
     compute += b;
     t = device.run(t, b);
-    bucket_bytes += 4.0 * static_cast<double>(layers[i].params());
+    bucket_bytes += 4.0 * static_cast<double>(layers[i].params);
     const bool last = i == 0;
     if (n > 1 && (bucket_bytes >= static_cast<double>(s.bucket_bytes) || last)) {
       const double bytes_on_wire = bucket_bytes * wire / 4.0;
@@ -117,7 +129,7 @@ Prediction mirrored(const HardwareProfile& hw, const Scenario& s) {
 Prediction host(const HardwareProfile& hw, const Scenario& s) {
   const DeviceProfile& d = hw.device;
   const int n = s.devices;
-  const int64_t rows = (s.batch + n - 1) / n;
+  const int64_t rows = rows_per_device(s);
   const int share = std::min(n, hw.host_device.devices_per_link);  // devices on the busiest link
   const auto& layers = s.model.layers;
   Prediction p;
@@ -133,15 +145,15 @@ Prediction host(const HardwareProfile& hw, const Scenario& s) {
     busy += seconds;
     return seconds;
   };
-  double ready = to_device.run(0, over_link(4.0 * rows * s.model.input_size(), in_busy));
+  double ready = to_device.run(0, over_link(4.0 * rows * s.model.input_size, in_busy));
   std::vector<double> weights_at(layers.size());
   for (size_t i = 0; i < layers.size(); ++i) {
     weights_at[i] =
-        to_device.run(0, over_link(4.0 * static_cast<double>(layers[i].params()), in_busy));
+        to_device.run(0, over_link(4.0 * static_cast<double>(layers[i].params), in_busy));
   }
   double t = ready, compute = 0;
   for (size_t i = 0; i < layers.size(); ++i) {
-    const double f = compute_seconds(d, forward_flops(layers[i], rows), rows);
+    const double f = layer_seconds(d, layers[i], rows, false);
     compute += f;
     t = device.run(std::max(t, weights_at[i]), f);
   }
@@ -149,10 +161,10 @@ Prediction host(const HardwareProfile& hw, const Scenario& s) {
   t += 2 * hw.host_device.latency;
   double update_end = 0;
   for (size_t i = layers.size(); i-- > 0;) {
-    const double b = compute_seconds(d, backward_flops(layers[i], rows, i == 0), rows);
+    const double b = layer_seconds(d, layers[i], rows, true);
     compute += b;
     t = device.run(t, b);
-    const double bytes = 4.0 * static_cast<double>(layers[i].params());
+    const double bytes = 4.0 * static_cast<double>(layers[i].params);
     const double arrived = to_host.run(t, over_link(bytes, out_busy));
     // The sum of the n gradients (n reads, 1 write), then the update's passes.
     update_end = cpu.run(arrived, (n + 1) * bytes / hw.host_memory_bandwidth +
@@ -201,27 +213,37 @@ std::string fmt(double v, int digits = 2) {
 ModelCost ModelCost::dense(const std::vector<int64_t>& widths) {
   if (widths.size() < 2) throw ConfigError("advise: a model needs an input and an output width");
   ModelCost m;
+  m.input_size = widths.front();
   for (size_t i = 0; i + 1 < widths.size(); ++i) {
     if (widths[i] <= 0 || widths[i + 1] <= 0) {
       throw ConfigError("advise: layer widths must be > 0");
     }
-    m.layers.push_back({widths[i], widths[i + 1]});
+    LayerCost l;
+    l.name = "dense_" + std::to_string(i);
+    l.params = widths[i] * widths[i + 1] + widths[i + 1];
+    l.forward_flops = 2.0 * static_cast<double>(widths[i] * widths[i + 1]);
+    // The weight gradient, and the input gradient except for the first layer.
+    l.backward_flops = l.forward_flops * (i == 0 ? 1 : 2);
+    m.layers.push_back(l);
   }
   return m;
 }
 
 int64_t ModelCost::params() const {
   int64_t n = 0;
-  for (const auto& l : layers) n += l.params();
+  for (const auto& l : layers) n += l.params;
   return n;
 }
 
 double ModelCost::step_flops(int64_t rows) const {
   double f = 0;
-  for (size_t i = 0; i < layers.size(); ++i) {
-    f += forward_flops(layers[i], rows) + backward_flops(layers[i], rows, i == 0);
-  }
-  return f;
+  for (const auto& l : layers) f += l.forward_flops + l.backward_flops;
+  return f * static_cast<double>(rows);
+}
+
+bool ModelCost::has_conv() const {
+  return std::any_of(layers.begin(), layers.end(),
+                     [](const LayerCost& l) { return l.kind == CostKind::conv; });
 }
 
 void calibrate_device(HardwareProfile& hw, const nlohmann::json& c, const std::string& where) {
@@ -275,13 +297,44 @@ void calibrate_to_step(HardwareProfile& hw, const std::vector<int64_t>& widths, 
                    hw.name + " (calibrated with a measured step)");
 }
 
+void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t batch,
+                            double step_seconds, const std::string& where) {
+  if (!model.has_conv()) throw ConfigError(where + ": the calibration model has no Conv2D");
+  if (batch <= 0 || !(step_seconds > 0)) {
+    throw ConfigError(where + ": calibration batch and step seconds must be > 0");
+  }
+  Scenario s;
+  s.model = model;
+  s.batch = batch;
+  // The step is fixed costs plus convolution time, which scales as 1 / conv_flops: predict
+  // at a reference rate, then solve.
+  constexpr double kReference = 1e12;
+  HardwareProfile unit = hw;
+  unit.device.conv_flops = kReference;
+  double conv_flops = 0;
+  for (const auto& l : model.layers) {
+    if (l.kind == CostKind::conv) {
+      conv_flops += (l.forward_flops + l.backward_flops) * static_cast<double>(batch);
+    }
+  }
+  const double conv_seconds = conv_flops / kReference;
+  const double fixed = mirrored(unit, s).step_seconds - conv_seconds;
+  if (!(step_seconds > fixed)) {
+    throw ConfigError(where + ": calibration step of " + std::to_string(step_seconds) +
+                      " s is below the model's other costs on this profile (" +
+                      std::to_string(fixed) + " s)");
+  }
+  hw.device.conv_flops = kReference * conv_seconds / (step_seconds - fixed);
+}
+
 Prediction predict(const HardwareProfile& hw, const Scenario& s) {
   check(hw, s);
   // One device has nothing to copy or reduce: multi_gpu_model is not used then.
   Prediction p = s.strategy == StrategyKind::host && s.devices > 1 ? host(hw, s) : mirrored(hw, s);
   p.devices = s.devices;
   p.strategy = s.strategy;
-  const double steps = std::ceil(static_cast<double>(s.samples) / static_cast<double>(s.batch));
+  const double steps =
+      std::ceil(static_cast<double>(s.samples) / static_cast<double>(step_samples(s)));
   p.epoch_seconds = p.step_seconds * steps;
   p.total_seconds = p.epoch_seconds * s.epochs;
   p.bottleneck = biggest_phase(p);
@@ -292,12 +345,13 @@ std::vector<Prediction> predict_all(const HardwareProfile& hw, Scenario s,
                                     const std::vector<int>& devices) {
   Scenario one = s;
   one.devices = 1;
-  const double base = predict(hw, one).step_seconds;
+  // Samples per second against one device's (the same as step times for a global batch).
+  const double base = predict(hw, one).step_seconds / static_cast<double>(step_samples(one));
   std::vector<Prediction> out;
   for (int n : devices) {
     s.devices = n;
     Prediction p = predict(hw, s);
-    p.speedup = base / p.step_seconds;
+    p.speedup = base * static_cast<double>(step_samples(s)) / p.step_seconds;
     out.push_back(std::move(p));
   }
   return out;
@@ -332,17 +386,18 @@ std::vector<std::string> advise(const HardwareProfile& hw, const Scenario& s,
                      fmt(alt.front().speedup) + "x instead of " + fmt(top.speedup) +
                      "x; the weights then never cross the host link.");
   }
-  const int64_t per_device = s.batch / top.devices;
+  const int64_t per_device = s.per_device_batch ? s.batch : s.batch / top.devices;
   if (compute_share < 0.6) {
     // The smallest per-device batch at which the step is mostly compute.
     for (int64_t b = s.batch * 2; b <= s.batch * 64; b *= 2) {
       Scenario bigger = s;
       bigger.batch = b;
       const auto p = predict_all(hw, bigger, {top.devices});
+      const int64_t b_device = s.per_device_batch ? b : b / top.devices;
       if (p.front().phases.at("compute") / p.front().step_seconds >= 0.6) {
         advice.push_back("Per-device batch " + std::to_string(per_device) + " is too small: at " +
-                         std::to_string(b / top.devices) + " per device (global " +
-                         std::to_string(b) + ") compute is " +
+                         std::to_string(b_device) + " per device (global " +
+                         std::to_string(b_device * top.devices) + ") compute is " +
                          fmt(p.front().phases.at("compute") / p.front().step_seconds * 100, 0) +
                          "% of the step and the speedup " + fmt(p.front().speedup) +
                          "x (scale the learning rate with the batch, with warm-up).");

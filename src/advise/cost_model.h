@@ -1,14 +1,20 @@
 // The cost model behind `tandem advise` and the report's `predicted` column: the time of a
-// training step of a dense network on N devices of a hardware profile, phase by phase,
-// for `host` (keras multi_gpu_model: weights on the host, copied to every device each
-// step, gradients back, update on the host) and `mirrored` (a replica per device, buckets
-// all-reduced in a ring while backward runs, update on every device).
+// training step on N devices of a hardware profile, phase by phase, for `host` (keras
+// multi_gpu_model: weights on the host, copied to every device each step, gradients back,
+// update on the host) and `mirrored` (a replica per device, buckets all-reduced in a ring
+// while backward runs, update on every device).
 //
-// Both are small event simulations over the layers in the order the step runs them: each
-// resource (a device, a link direction, the host) does one thing at a time, and a task
-// starts when its inputs are ready and its resource is free. That is how TensorFlow's
-// dataflow executor overlapped multi_gpu_model's copies with compute, and how DDP and
-// tandem overlap buckets with backward.
+// A model is its layers' costs per sample: GEMM FLOPs (Dense, at the device's dense rate,
+// which falls for few rows per device), convolution FLOPs (Conv2D, at the device's
+// convolution rate) and the bytes that memory-bound layers move (pooling, normalization,
+// concatenation, element-wise), at the device's memory bandwidth; parameters for the
+// copies, the all-reduce and the update.
+//
+// Both strategies are small event simulations over the layers in the order the step runs
+// them: each resource (a device, a link direction, the host) does one thing at a time, and
+// a task starts when its inputs are ready and its resource is free. That is how
+// TensorFlow's dataflow executor overlapped multi_gpu_model's copies with compute, and how
+// DDP and tandem overlap buckets with backward.
 #pragma once
 
 #include <cstdint>
@@ -19,26 +25,44 @@
 #include "advise/hardware_profile.h"
 #include "parallel/kinds.h"
 
+namespace tandem {
+class Model;
+}
+
 namespace tandem::detail {
 
-struct DenseLayerCost {
-  int64_t in = 0, out = 0;
-  int64_t params() const { return in * out + out; }
+// What one layer costs per sample. GEMM layers' element-wise work (bias, activation and its
+// gradient) is inside their calibrated FLOP rate; other layers only move bytes.
+enum class CostKind { dense, conv, memory };
+
+struct LayerCost {
+  std::string name;  // the layer's, for explanations
+  CostKind kind = CostKind::dense;
+  int64_t params = 0;  // floats copied, reduced and updated (non-trainable ones included)
+  double forward_flops = 0, backward_flops = 0;  // per sample; backward: weight and input
+  double forward_bytes = 0, backward_bytes = 0;  // per sample, read + written (memory kind)
 };
 
 struct ModelCost {
-  std::vector<DenseLayerCost> layers;  // forward order
+  std::vector<LayerCost> layers;  // in the order forward runs them
+  int64_t input_size = 0;         // floats per sample
   // widths: input, hidden..., output (784, 4096, 2048, 512, 64, 10 for the seed).
   static ModelCost dense(const std::vector<int64_t>& widths);
+  // Any model tandem builds (Dense, Conv2D and the image layers): ConfigError naming a layer
+  // whose cost it does not know.
+  static ModelCost of(const Model& model);
   int64_t params() const;
-  int64_t input_size() const { return layers.empty() ? 0 : layers.front().in; }
   // FLOPs of one training step on `rows` samples (forward, weight and input gradients).
   double step_flops(int64_t rows) const;
+  bool has_conv() const;
 };
 
 struct Scenario {
   ModelCost model;
-  int64_t batch = 128;  // global
+  int64_t batch = 128;  // global; with per_device_batch, per device
+  // The batch grows with the devices (the blog post's rule: 64 per device), so N devices
+  // run N times the samples per step; speedups are then in samples per second.
+  bool per_device_batch = false;
   int devices = 1;
   StrategyKind strategy = StrategyKind::mirrored;
   int64_t bucket_bytes = 4 << 20;
@@ -72,6 +96,10 @@ void calibrate_device(HardwareProfile& hardware, const nlohmann::json& calibrati
 // benchmarks recalibrate a profile with their own run this way).
 void calibrate_to_step(HardwareProfile& hardware, const std::vector<int64_t>& widths, int64_t batch,
                        double step_seconds);
+// Solves the device's convolution FLOP/s so that one device trains one step of `model` at
+// `batch` in step_seconds (its dense and memory-bound parts at the profile's rates).
+void calibrate_conv_to_step(HardwareProfile& hardware, const ModelCost& model, int64_t batch,
+                            double step_seconds, const std::string& where);
 
 // ConfigError for a batch smaller than the devices, an unknown strategy or an empty
 // model. More devices than the profile has are predicted as if the system had that many

@@ -8,6 +8,7 @@
 #include "advise/cost_model.h"
 #include "core/input_file.h"
 #include "tandem/error.h"
+#include "tandem/zoo.h"
 
 namespace tandem::detail {
 namespace {
@@ -151,6 +152,7 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   const bool calibrated = dj.contains("calibration");
   if (!calibrated) p.device.sustained_flops = positive(dj, "sustained_flops", d);
   p.device.half_rows = non_negative(dj, "half_rows", d, 0);
+  p.device.conv_flops = non_negative(dj, "conv_flops", d, 0);
   p.device.memory_bandwidth = positive(dj, "memory_bandwidth", d);
   p.device.layer_overhead = non_negative(dj, "layer_overhead", d, 0);
   p.device.step_overhead = non_negative(dj, "step_overhead", d, 0);
@@ -166,6 +168,22 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   if (calibrated) {
     check_calibration(dj.at("calibration"), d);
     calibrate_device(p, dj.at("calibration"), d + ": calibration");
+  }
+  if (dj.contains("conv_calibration")) {
+    // One measured step of a built-in convnet on one device: {model, batch, step_seconds}.
+    const std::string where = d + ": conv_calibration";
+    const json& c = object(dj, "conv_calibration", d);
+    const std::string model = text(c, "model", where, "");
+    const auto names = zoo::names();
+    if (std::find(names.begin(), names.end(), model) == names.end()) {
+      throw ConfigError(where +
+                        ": model must be a built-in convnet (mnist-convnet, "
+                        "minigooglenet, small-resnet), got '" +
+                        model + "'");
+    }
+    whole(c, "batch", where, 1e9, true);
+    calibrate_conv_to_step(p, ModelCost::of(zoo::by_name(model)), c.at("batch").get<int64_t>(),
+                           positive(c, "step_seconds", where), where);
   }
   return p;
 }

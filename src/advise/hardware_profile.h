@@ -16,7 +16,10 @@ struct DeviceProfile {
   // layer runs at sustained_flops * r / (r + half_rows) (small batches use the device less).
   double sustained_flops = 0;
   double half_rows = 0;
-  double memory_bandwidth = 0;  // bytes/s, for the optimizer update on the device
+  // FLOP/s of convolutions (their GEMM rows are samples x output pixels, so they keep their
+  // rate at small batches); 0: sustained_flops.
+  double conv_flops = 0;
+  double memory_bandwidth = 0;  // bytes/s: the optimizer update, memory-bound layers
   double layer_overhead = 0;    // seconds per layer and pass (kernel launches)
   double step_overhead = 0;     // seconds per step (the framework's own work)
   // Communication takes the device's own cores (CPU devices, MPI ranks of one core), so it

@@ -111,6 +111,20 @@ class Backend {
   virtual void batch_norm_backward(const BatchNormArgs& a, bool training, const float* dy,
                                    float* dx, bool accumulate, float* dgamma, float* dbeta,
                                    bool accumulate_params);
+  // Per-channel sums over the rows of x, about a.mean (read, not computed):
+  //   dy null:  sums[c] = sum (x - mean),  sums[channels + c] = sum (x - mean)^2
+  //   dy given: sums[c] = sum dy,          sums[channels + c] = sum dy * (x - mean)
+  // in double, each channel summed row after row (the same for any thread count). What a
+  // synchronized batch normalization adds up across devices.
+  virtual void batch_norm_sums(const BatchNormArgs& a, const float* dy, double* sums);
+  // Batch normalization's input gradient when a.mean and a.variance are the statistics of
+  // `count` rows of which x holds some, and sums are batch_norm_sums of dy over all of them:
+  //   dx = gamma * rstd * (dy - sums[c] / count - (x - mean) * rstd^2 * sums[C + c] / count)
+  // with rstd = 1 / sqrt(variance + epsilon). dx overwritten, or added into when accumulate;
+  // dx == dy allowed.
+  virtual void batch_norm_backward_global(const BatchNormArgs& a, const float* dy,
+                                          const double* sums, double count, float* dx,
+                                          bool accumulate);
 
   // Waits for queued work (no-op on CPU, where every call is synchronous).
   virtual void synchronize() {}

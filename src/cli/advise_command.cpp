@@ -11,6 +11,7 @@
 #include "core/output_path.h"
 #include "report/svg_chart.h"
 #include "tandem/error.h"
+#include "tandem/zoo.h"
 
 namespace tandem::cli {
 namespace {
@@ -36,8 +37,9 @@ const char* kPhases[] = {"compute",
 
 void print_table(const detail::HardwareProfile& hw, const detail::Scenario& s,
                  const std::vector<Prediction>& rows) {
-  fmt::print("\n{} strategy on {} (batch {} global, {} epochs of {} samples)\n",
-             detail::name_of(s.strategy), hw.name, s.batch, s.epochs, s.samples);
+  fmt::print("\n{} strategy on {} (batch {} {}, {} epochs of {} samples)\n",
+             detail::name_of(s.strategy), hw.name, s.batch,
+             s.per_device_batch ? "per device" : "global", s.epochs, s.samples);
   fmt::print(
       "{:>7} {:>9} {:>9} {:>9} {:>8} | {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>6} {:>6} "
       "| {}\n",
@@ -79,17 +81,29 @@ CLI::App* add_advise_command(CLI::App& app, AdviseOptions& o) {
       "advise",
       "Predict a training step on N devices of a hardware profile, phase by phase, and say "
       "what limits it and what to change");
-  cmd->add_option("--layers", o.layers, "Hidden layer widths, comma-separated")
-      ->capture_default_str();
-  cmd->add_option("--input", o.input, "Input width")
+  CLI::Option* layers =
+      cmd->add_option("--layers", o.layers, "Hidden layer widths of a Dense stack, comma-separated")
+          ->capture_default_str();
+  CLI::Option* input = cmd->add_option("--input", o.input, "Input width (with --layers)")
+                           ->check(positive_integer())
+                           ->capture_default_str();
+  cmd->add_option("--model", o.model,
+                  "A built-in model (seed-mlp, mnist-convnet, minigooglenet, small-resnet) or a "
+                  "saved model file, instead of --layers")
+      ->type_name("NAME|PATH")
+      ->excludes(layers)
+      ->excludes(input);
+  cmd->add_option("--classes", o.classes, "Output width (with --layers)")
       ->check(positive_integer())
       ->capture_default_str();
-  cmd->add_option("--classes", o.classes, "Output width")
+  CLI::Option* batch = cmd->add_option("--batch-size", o.batch_size, "Global batch size")
+                           ->check(positive_integer())
+                           ->capture_default_str();
+  cmd->add_option("--per-device-batch", o.per_device_batch,
+                  "Batch per device, the global batch growing with the devices (the blog "
+                  "post's 64 per GPU); speedups are then in samples per second")
       ->check(positive_integer())
-      ->capture_default_str();
-  cmd->add_option("--batch-size", o.batch_size, "Global batch size")
-      ->check(positive_integer())
-      ->capture_default_str();
+      ->excludes(batch);
   cmd->add_option("--hardware", o.hardware,
                   "Hardware profile: a name from profiles/ (--list-hardware) or a JSON file");
   cmd->add_option("--devices", o.devices, "Device counts to predict, comma-separated")
@@ -142,12 +156,22 @@ int run_advise(const AdviseOptions& o) {
     throw ConfigError("advise: --hardware is required (tandem advise --list-hardware)");
   }
   const detail::HardwareProfile hw = detail::load_hardware_profile(o.hardware);
-  std::vector<int64_t> widths = {o.input};
-  for (int64_t w : parse_layer_widths(o.layers)) widths.push_back(w);
-  widths.push_back(o.classes);
+  std::vector<int64_t> widths;
   detail::Scenario s;
-  s.model = detail::ModelCost::dense(widths);
-  s.batch = o.batch_size;
+  std::string model_name;
+  if (o.model.empty()) {
+    widths.push_back(o.input);
+    for (int64_t w : parse_layer_widths(o.layers)) widths.push_back(w);
+    widths.push_back(o.classes);
+    s.model = detail::ModelCost::dense(widths);
+  } else {
+    const auto built_in = zoo::names();
+    const bool named = std::find(built_in.begin(), built_in.end(), o.model) != built_in.end();
+    s.model = detail::ModelCost::of(named ? zoo::by_name(o.model) : Model::load(o.model));
+    model_name = o.model;
+  }
+  s.per_device_batch = o.per_device_batch > 0;
+  s.batch = s.per_device_batch ? o.per_device_batch : o.batch_size;
   s.epochs = o.epochs;
   s.samples = o.samples;
   s.bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20));
@@ -169,22 +193,41 @@ int run_advise(const AdviseOptions& o) {
       throw ConfigError("--measured '" + m + "': expected DEVICES=SPEEDUP, e.g. 4=0.5");
     }
   }
-  detail::LineChart chart{
-      "Predicted speedup on " + hw.name + " (global batch " + std::to_string(o.batch_size) + ")",
-      "devices",
-      "speedup over 1 device",
-      {},
-      true};
+  const std::string batch_words = s.per_device_batch
+                                      ? "batch " + std::to_string(s.batch) + " per device"
+                                      : "global batch " + std::to_string(s.batch);
+  detail::LineChart chart{"Predicted speedup on " + hw.name + " (" + batch_words + ")",
+                          "devices",
+                          "speedup over 1 device",
+                          {},
+                          true};
 
-  fmt::print("model: {} parameters ({:.2f} MB), {:.2f} GFLOP per step at batch {}\n",
-             s.model.params(), 4.0 * s.model.params() / 1e6, s.model.step_flops(s.batch) / 1e9,
-             s.batch);
-  fmt::print("hardware: {}: {}\n  device: {}, {:.2f} TFLOP/s sustained{}\n", hw.name,
-             hw.description, hw.device.name, hw.device.sustained_flops / 1e12,
+  double activation_bytes = 0;
+  for (const auto& l : s.model.layers) activation_bytes += l.forward_bytes + l.backward_bytes;
+  fmt::print(
+      "model: {}{} parameters ({:.2f} MB), {:.2f} GFLOP and {:.1f} MB of memory-bound layer "
+      "traffic per sample and step\n",
+      model_name.empty() ? "" : model_name + ", ", s.model.params(), 4.0 * s.model.params() / 1e6,
+      s.model.step_flops(1) / 1e9, activation_bytes / 1e6);
+  fmt::print("hardware: {}: {}\n  device: {}, {:.2f} TFLOP/s dense{}", hw.name, hw.description,
+             hw.device.name, hw.device.sustained_flops / 1e12,
              hw.sources.contains("calibration") ? " (calibrated)" : "");
+  if (s.model.has_conv()) {
+    const double conv = hw.device.conv_flops > 0 ? hw.device.conv_flops : hw.device.sustained_flops;
+    fmt::print(
+        ", {:.2f} TFLOP/s convolution{}", conv / 1e12,
+        hw.device.conv_flops > 0 ? " (calibrated)" : " (the dense rate: no conv calibration)");
+  }
+  fmt::print("\n");
+  nlohmann::json model_json = {{"parameters", s.model.params()}};
+  if (model_name.empty()) {
+    model_json["widths"] = widths;
+  } else {
+    model_json["name"] = model_name;
+  }
   nlohmann::json out = {{"hardware", hw.name},
-                        {"model", {{"widths", widths}, {"parameters", s.model.params()}}},
-                        {"batch_size", s.batch},
+                        {"model", model_json},
+                        {s.per_device_batch ? "per_device_batch" : "batch_size", s.batch},
                         {"epochs", s.epochs},
                         {"samples", s.samples},
                         {"predictions", nlohmann::json::array()},

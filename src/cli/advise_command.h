@@ -12,8 +12,10 @@ namespace tandem::cli {
 struct AdviseOptions {
   std::string layers = "4096,2048,512,64";  // hidden widths
   int64_t input = 784, classes = 10;
+  std::string model;  // a built-in name or a saved model (instead of --layers)
   int64_t batch_size = 128;
-  std::string hardware;  // profile name or JSON path
+  int64_t per_device_batch = 0;  // > 0: the batch grows with the devices
+  std::string hardware;          // profile name or JSON path
   std::string devices = "1,2,4";
   std::string strategy = "both";  // host | mirrored | both
   int epochs = 5;

@@ -73,6 +73,8 @@ int run(int argc, char** argv) {
     // The same form and exit code as tandem's own errors, with the nearest name for a typo.
     return report((e.what() + tandem::cli::typo_hint(app, argc, argv)).c_str(), kConfig);
   }
+  tandem::cli::resolve_input_shape(train_options.data, train_options.shape);
+  tandem::cli::resolve_input_shape(summary_options.data, summary_options.shape);
   if (train->parsed()) return tandem::cli::run_train(train_options);
   if (evaluate->parsed()) return tandem::cli::run_evaluate(evaluate_options);
   if (predict->parsed()) return tandem::cli::run_predict(predict_options);

@@ -70,12 +70,14 @@ void add_data_options(CLI::App& command, DataOptions& options) {
                   "Dataset in MNIST's format, or synthetic (random images for throughput runs)")
       ->check(CLI::IsMember({"fashion-mnist", "mnist", "synthetic"}))
       ->capture_default_str()
+      ->each([&options](const std::string&) { options.dataset_given = true; })
       ->group("Data");
   command
       .add_option("--input-shape", options.input_shape,
-                  "synthetic: per-sample image shape, height,width,channels")
+                  "synthetic: per-sample image shape, height,width,channels (default: the "
+                  "model's own: 28,28,1 for --layers and mnist-convnet, 32,32,3 for "
+                  "minigooglenet and small-resnet)")
       ->type_name("H,W,C")
-      ->capture_default_str()
       ->group("Data");
   command.add_option("--classes", options.classes, "synthetic: number of classes")
       ->check(CLI::Range(2, 1 << 20))
@@ -169,8 +171,22 @@ std::vector<int> parse_device_counts(const std::string& text) {
   return out;
 }
 
+void resolve_input_shape(DataOptions& data, const ModelShapeOptions& shape) {
+  if (data.dataset != "synthetic" || !data.input_shape.empty()) return;
+  const auto built_in = zoo::names();
+  Shape own{28, 28, 1};
+  if (std::find(built_in.begin(), built_in.end(), shape.model) != built_in.end() &&
+      shape.model != "seed-mlp") {
+    own = zoo::by_name(shape.model).input_shape();
+  }
+  for (size_t i = 0; i < own.size(); ++i) {
+    data.input_shape += (i ? "," : "") + std::to_string(own[i]);
+  }
+}
+
 Shape data_sample_shape(const DataOptions& options) {
   if (options.dataset != "synthetic") return {28, 28, 1};
+  if (options.input_shape.empty()) return {28, 28, 1};
   const std::vector<int64_t> dims =
       parse_positive_list(options.input_shape, "--input-shape", "32,32,3");
   int64_t size = 1;
@@ -190,10 +206,19 @@ Model build_model(const ModelShapeOptions& options, const DataOptions& data) {
     if (std::find(built_in.begin(), built_in.end(), options.model) == built_in.end()) {
       return Model::load(options.model);
     }
-    // The MLP reads flat images; the convnets read them as they are.
+    // The MLP reads flat images; the convnets read them as they are. With no data named,
+    // the model takes its own input shape (what `summary --model minigooglenet` shows).
+    if (!data.dataset_given) return zoo::by_name(options.model, {}, classes);
     const Shape shape = data_sample_shape(data);
-    return zoo::by_name(options.model,
-                        options.model == "seed-mlp" ? Shape{shape_size(shape)} : shape, classes);
+    try {
+      return zoo::by_name(options.model,
+                          options.model == "seed-mlp" ? Shape{shape_size(shape)} : shape, classes);
+    } catch (const ShapeError& e) {
+      throw ShapeError("--model " + options.model + " on " + data.dataset + " images of shape " +
+                       shape_to_string(shape) + " (it is made for " +
+                       shape_to_string(zoo::by_name(options.model).input_shape()) +
+                       "; --dataset synthetic takes --input-shape): " + e.what());
+    }
   }
   const std::vector<int64_t> widths = parse_layer_widths(options.layers);
   const Node inputs = Input({shape_size(data_sample_shape(data))});

@@ -25,7 +25,9 @@ struct DataOptions {
   std::string data_dir;                   // empty: Debian's fashion-mnist directory
   // synthetic: random uint8 images of this per-sample shape ("32,32,3"), labels in
   // [0, classes), for throughput runs without a data set.
-  std::string input_shape = "28,28,1";
+  // Empty: the model's own (28,28,1 for --layers; a built-in model's default).
+  std::string input_shape;
+  bool dataset_given = false;  // --dataset was on the command line
   int classes = kClasses;
   int64_t synthetic_train = 6400, synthetic_test = 640;
 };
@@ -68,6 +70,10 @@ Model build_model(const ModelShapeOptions& options, const DataOptions& data);
 // The per-sample shape the dataset's images have: (28, 28, 1) for the MNIST formats, the
 // parsed --input-shape for synthetic.
 Shape data_sample_shape(const DataOptions& options);
+struct ModelShapeOptions;
+// synthetic data without --input-shape: the built-in model's own input shape (28,28,1 for
+// --layers, seed-mlp and model files).
+void resolve_input_shape(DataOptions& data, const ModelShapeOptions& shape);
 
 // Reads the dataset; ConfigError when mnist has no --data-dir, the library's IoError or
 // FormatError (naming the file) when it cannot be read.

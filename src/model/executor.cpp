@@ -1,5 +1,7 @@
 #include "model/executor.h"
 
+#include <algorithm>
+
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -15,6 +17,13 @@ Executor::Executor(const Graph& graph, Backend& backend) : graph_(graph), backen
     input_ptrs_[i].resize(graph.nodes()[i].inputs.size());
     grad_targets_[i].resize(graph.nodes()[i].inputs.size());
   }
+  for (size_t i = 1; i < n; ++i) {
+    const GraphNode& node = graph.nodes()[i];
+    for (const bool backward : {false, true}) {
+      sum_size_ = std::max(sum_size_, node.layer->replica_sum_size(node.input_shapes, backward));
+    }
+  }
+  sum_zeros_.resize(sum_size_);
   layer_uses_left_.resize(graph.layers().size());
   times_.layer_forward.assign(n, 0.0);
   times_.layer_backward.assign(n, 0.0);
@@ -49,7 +58,8 @@ ForwardArgs Executor::forward_args(int i, const float* params) {
                      scratch_[i].data(),
                      training_,
                      Rng::derive(seed_, static_cast<uint64_t>(i)),
-                     first_sample_};
+                     first_sample_,
+                     replica_sum_};
 }
 
 const float* Executor::forward(const float* x, int64_t batch, const float* params, bool training,
@@ -103,6 +113,40 @@ void Executor::backward(const float* params, float* grads, bool grad_is_preactiv
                                         accumulate_params, weight_grads, layer.param_offset,
                                         sample_weight});
     }
+    if (--layer_uses_left_[node.layer_index] == 0 && layer.param_count > 0 && listener) {
+      listener->grads_ready(layer.param_offset, layer.param_count);
+    }
+  }
+}
+
+void Executor::sum_zeros(const GraphNode& node, bool backward) {
+  const int64_t size = node.layer->replica_sum_size(node.input_shapes, backward);
+  if (size == 0 || replica_sum_ == nullptr) return;
+  std::fill(sum_zeros_.begin(), sum_zeros_.begin() + size, 0.0);
+  replica_sum_->sum(sum_zeros_.data(), size);
+}
+
+void Executor::forward_without_rows() {
+  const auto& nodes = graph_.nodes();
+  for (size_t i = 1; i < nodes.size(); ++i) sum_zeros(nodes[i], false);
+}
+
+void Executor::backward_without_rows(GradReadyListener* listener) {
+  const auto& nodes = graph_.nodes();
+  const auto& layers = graph_.layers();
+  const int n = static_cast<int>(nodes.size());
+  // backward()'s walk, computing nothing.
+  for (size_t l = 0; l < layers.size(); ++l) layer_uses_left_[l] = layers[l].uses;
+  written_.assign(n, false);
+  written_[n - 1] = true;
+  for (int i = n - 1; i >= 1; --i) {
+    const GraphNode& node = nodes[i];
+    if (!written_[i]) continue;
+    for (const int in : node.inputs) {
+      if (in != 0) written_[in] = true;
+    }
+    sum_zeros(node, true);
+    const LayerEntry& layer = layers[node.layer_index];
     if (--layer_uses_left_[node.layer_index] == 0 && layer.param_count > 0 && listener) {
       listener->grads_ready(layer.param_offset, layer.param_count);
     }

@@ -46,6 +46,18 @@ class Executor {
   void backward(const float* params, float* grads, bool grad_is_preactivation, float sample_weight,
                 GradReadyListener* listener = nullptr, WeightGradSink* weight_grads = nullptr);
 
+  // Sums across replicas for synchronized layers (null: one replica). Borrowed.
+  void set_replica_sum(ReplicaSum* sum) { replica_sum_ = sum; }
+  // Whether any layer sums across replicas in training.
+  bool sums_across_replicas() const { return sum_size_ > 0; }
+  // The most doubles one layer sums in one call.
+  int64_t replica_sum_capacity() const { return sum_size_; }
+  // A replica with no rows this step: makes every ReplicaSum call a training forward, or a
+  // backward, would make (summing zeros); the backward one also tells listener of every
+  // layer's gradients in backward's order. The other replicas meet it at the same points.
+  void forward_without_rows();
+  void backward_without_rows(GradReadyListener* listener);
+
   ActivationKind output_activation() const { return graph_.output().layer->output_activation(); }
   const Graph& graph() const { return graph_; }
   Backend& backend() { return backend_; }
@@ -53,6 +65,7 @@ class Executor {
 
  private:
   ForwardArgs forward_args(int node, const float* params);
+  void sum_zeros(const GraphNode& node, bool backward);
 
   const Graph& graph_;
   Backend& backend_;
@@ -72,6 +85,9 @@ class Executor {
   std::vector<int> layer_uses_left_;  // per layer, during backward
   std::vector<bool> written_;         // per node, during backward: gradient holds a value
   PhaseTimes times_;
+  ReplicaSum* replica_sum_ = nullptr;
+  int64_t sum_size_ = 0;           // the largest replica_sum_size of any layer
+  std::vector<double> sum_zeros_;  // that many, for take_part_without_rows
 };
 
 }  // namespace tandem::detail

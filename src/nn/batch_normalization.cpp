@@ -7,6 +7,13 @@
 // moving statistics' slots, from which the optimizer step makes the moving averages
 // (optim/moving_averages.h). Inference: normalizes with the moving statistics (a backward
 // then treats them as constants).
+// Synchronized: training statistics over the global batch. Each replica sums, about the
+// moving mean (the same on every replica, so the sums cancel little), x - m and (x - m)^2
+// with its row count; those 2C + 1 doubles are summed across replicas (ReplicaSum), and
+// backward sums dy and dy * (x - mean) alike (2C) before the input gradient. N replicas
+// then compute what one computes on the whole batch.
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "nn/layer.h"
@@ -53,13 +60,26 @@ class BatchNormalizationLayer final : public LayerImpl {
     return specs;
   }
 
+  // The batch's mean and variance (C each); synchronized, then the 2C + 1 doubles summed
+  // across replicas (64-byte aligned: 2C floats are a whole number of doubles).
   int64_t scratch_floats(const std::vector<Shape>& inputs, int64_t) const override {
-    return 2 * inputs.at(0).back();  // the batch's mean and variance
+    const int64_t c = inputs.at(0).back();
+    return 2 * c + (o_.synchronized ? 2 * (2 * c + 1) : 0);
+  }
+
+  int64_t replica_sum_size(const std::vector<Shape>& inputs, bool backward) const override {
+    const int64_t c = inputs.at(0).back();
+    return o_.synchronized ? 2 * c + (backward ? 0 : 1) : 0;
   }
 
   void forward(const ForwardArgs& a) override {
-    const BatchNormArgs b = args(a.params, a.input_shapes[0].back(), a.batch * a.output_size,
-                                 a.inputs[0], a.training, a.scratch);
+    BatchNormArgs b = args(a.params, a.input_shapes[0].back(), a.batch * a.output_size, a.inputs[0],
+                           a.training, a.scratch);
+    if (a.training && o_.synchronized) {
+      global_statistics(a, b);
+      a.backend.batch_norm_forward(b, false, a.output);  // with the global statistics
+      return;
+    }
     a.backend.batch_norm_forward(b, a.training, a.output);
   }
 
@@ -68,14 +88,18 @@ class BatchNormalizationLayer final : public LayerImpl {
     const int64_t c = a.input_shapes[0].back();
     const BatchNormArgs n =
         args(a.params, c, a.batch * a.output_size, a.inputs[0], a.training, a.scratch);
-    // With no input gradient wanted, dx goes over dy (oneDNN allows it in place).
     const GradTarget& dx = b.grad_inputs[0];
     float* grads = b.grads;
     float* dgamma = o_.scale ? grads : nullptr;
     float* dbeta = o_.center ? grads + (o_.scale ? c : 0) : nullptr;
-    a.backend.batch_norm_backward(n, a.training, b.grad_output, dx.data ? dx.data : b.grad_output,
-                                  dx.data && dx.accumulate, dgamma, dbeta,
-                                  b.accumulate_param_grads);
+    if (a.training && o_.synchronized) {
+      synchronized_backward(b, n, dgamma, dbeta);
+    } else {
+      // With no input gradient wanted, dx goes over dy (oneDNN allows it in place).
+      a.backend.batch_norm_backward(n, a.training, b.grad_output, dx.data ? dx.data : b.grad_output,
+                                    dx.data && dx.accumulate, dgamma, dbeta,
+                                    b.accumulate_param_grads);
+    }
     // The moving statistics' slots: the batch's, weighted. Zero for a gradient taken in
     // inference mode (only tests do that; no training step follows such a forward).
     float* moving = grads + (o_.scale ? c : 0) + (o_.center ? c : 0);
@@ -93,6 +117,7 @@ class BatchNormalizationLayer final : public LayerImpl {
             {"epsilon", o_.epsilon},
             {"center", o_.center},
             {"scale", o_.scale},
+            {"synchronized", o_.synchronized},
             {"beta_initializer", o_.beta_initializer.name},
             {"gamma_initializer", o_.gamma_initializer.name},
             {"moving_mean_initializer", o_.moving_mean_initializer.name},
@@ -102,6 +127,52 @@ class BatchNormalizationLayer final : public LayerImpl {
  private:
   std::string where() const {
     return "BatchNormalization" + (name.empty() ? std::string() : " '" + name + "'");
+  }
+
+  static double* sums(float* scratch, int64_t c) {
+    return reinterpret_cast<double*>(scratch + 2 * c);
+  }
+  const float* moving_mean(const float* params, int64_t c) const {
+    return params + (o_.scale ? c : 0) + (o_.center ? c : 0);
+  }
+
+  // The global batch's mean and biased variance into b.mean and b.variance (scratch), from
+  // sums about the moving mean m: mean = m + S1 / N, variance = S2 / N - (S1 / N)^2.
+  void global_statistics(const ForwardArgs& a, BatchNormArgs& b) const {
+    const int64_t c = b.channels;
+    double* s = sums(a.scratch, c);
+    BatchNormArgs about = b;
+    about.mean = const_cast<float*>(moving_mean(a.params, c));  // read only
+    a.backend.batch_norm_sums(about, nullptr, s);
+    s[2 * c] = static_cast<double>(b.rows);
+    if (a.replica_sum) a.replica_sum->sum(s, 2 * c + 1);
+    const double rows = s[2 * c];
+    for (int64_t i = 0; i < c; ++i) {
+      const double offset = s[i] / rows;
+      b.mean[i] = static_cast<float>(about.mean[i] + offset);
+      b.variance[i] = static_cast<float>(std::max(0.0, s[c + i] / rows - offset * offset));
+    }
+  }
+
+  // dgamma and dbeta from this replica's rows; dx from the sums over every replica's.
+  void synchronized_backward(const BackwardArgs& b, const BatchNormArgs& n, float* dgamma,
+                             float* dbeta) const {
+    const ForwardArgs& a = b.forward;
+    const int64_t c = n.channels;
+    double* s = sums(a.scratch, c);
+    const double rows = s[2 * c];  // the global batch's, from forward
+    a.backend.batch_norm_sums(n, b.grad_output, s);
+    for (int64_t i = 0; i < c; ++i) {
+      const double rstd = 1.0 / std::sqrt(static_cast<double>(n.variance[i]) + n.epsilon);
+      const auto g = static_cast<float>(s[c + i] * rstd), d = static_cast<float>(s[i]);
+      if (dgamma) dgamma[i] = b.accumulate_param_grads ? dgamma[i] + g : g;
+      if (dbeta) dbeta[i] = b.accumulate_param_grads ? dbeta[i] + d : d;
+    }
+    const GradTarget& dx = b.grad_inputs[0];
+    if (a.replica_sum) a.replica_sum->sum(s, 2 * c);
+    if (dx.data) {
+      a.backend.batch_norm_backward_global(n, b.grad_output, s, rows, dx.data, dx.accumulate);
+    }
   }
 
   // The layer's slice: [gamma][beta][moving_mean][moving_variance]. Training uses (and
@@ -133,9 +204,7 @@ std::shared_ptr<LayerImpl> batch_normalization_from_config(const nlohmann::json&
   BatchNormalizationOptions o;
   o.name = c.value("name", "");
   const std::string where = "BatchNormalization '" + o.name + "'";
-  if (c.value("synchronized", false)) {
-    throw ConfigError(where + ": synchronized=True is not supported yet");
-  }
+  o.synchronized = c.value("synchronized", false);
   const nlohmann::json axis = c.value("axis", nlohmann::json(-1));
   if (axis.is_array() && axis.size() == 1 && axis[0].is_number_integer()) {
     o.axis = axis[0].get<int>();

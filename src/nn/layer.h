@@ -44,6 +44,17 @@ struct GradTarget {
   bool accumulate = false;
 };
 
+// Sums across the replicas of one data-parallel training step (every device, every rank),
+// for a layer whose training forward or backward needs the whole global batch
+// (synchronized BatchNormalization). Every replica calls sum() at the same points with the
+// same n, a replica without rows this step too (Executor::forward_without_rows); data is
+// then the sum over replicas, the same on each. Null in ForwardArgs: one replica.
+class ReplicaSum {
+ public:
+  virtual ~ReplicaSum() = default;
+  virtual void sum(double* data, int64_t n) = 0;
+};
+
 struct ForwardArgs {
   Backend& backend;
   int64_t batch;
@@ -60,6 +71,7 @@ struct ForwardArgs {
   // the same mask whichever replica, shard or batch position computes it.
   uint64_t stream;
   int64_t first_sample;  // position of row 0 in the global batch
+  ReplicaSum* replica_sum = nullptr;
 };
 
 // Takes a layer's weight-gradient operands instead of the layer computing its weight
@@ -101,6 +113,11 @@ class LayerImpl {
   virtual Shape output_shape(const std::vector<Shape>& inputs) const = 0;
   virtual std::vector<ParamSpec> param_specs(const std::vector<Shape>& inputs) const { return {}; }
   virtual int64_t scratch_floats(const std::vector<Shape>& inputs, int64_t batch) const {
+    return 0;
+  }
+  // Doubles this layer sums across replicas (ReplicaSum) in a training forward (backward
+  // false) or in its backward; 0: it never does.
+  virtual int64_t replica_sum_size(const std::vector<Shape>& inputs, bool backward) const {
     return 0;
   }
   // The activation applied last, which a loss may fuse with (softmax + cross-entropy).

@@ -1,8 +1,6 @@
 // Reshape: the same row-major values in another per-sample shape; forward and backward are
 // copies (backward overwrites dx, or adds into it when accumulating).
 //   x (batch, ...) -> y (batch, target_shape), one target entry may be -1 (inferred)
-#include <algorithm>
-
 #include "nn/layer.h"
 #include "nn/layer_factories.h"
 #include "tandem/error.h"

@@ -28,6 +28,10 @@ class GradReducer : public GradReadyListener {
   virtual bool applies_update() const = 0;
   // Non-null when Dense layers should hand over their weight-gradient operands.
   virtual WeightGradSink* weight_grad_sink() { return nullptr; }
+  // Reducers that send buckets across processes: posts every bucket final on all local
+  // replicas, so a collective posted next (a synchronized statistic) follows the same
+  // buckets on every rank. Each local replica calls it at the same point of its step.
+  virtual void flush() {}
 };
 
 // The end of a step for reducers that share work between replicas: calls process_ready()

@@ -64,6 +64,7 @@ class HierarchicalReducer final : public GradReducer {
   }
 
   bool applies_update() const override { return true; }
+  void flush() override { progress(); }
 
  private:
   // Sums my shard of every bucket final on all local replicas; replica 0 posts every fully

@@ -9,6 +9,7 @@
 #include "core/parallel_for.h"
 #include "parallel/device_group.h"
 #include "parallel/replica.h"
+#include "parallel/replica_sum.h"
 #include "parallel/shared_memory_communicator.h"
 #include "parallel/strategy.h"
 #include "tandem/error.h"
@@ -31,6 +32,11 @@ class Host final : public Strategy {
       replicas_.push_back(
           std::make_unique<Replica>(model, group_.plan().threads_per_device, true, o.make_backend));
       grad_sources_.push_back(replicas_.back()->grads());
+    }
+    if (group_.size() > 1 && replicas_[0]->executor().sums_across_replicas()) {
+      sums_ = std::make_unique<ReplicaSumGroup>(
+          group_.size(), replicas_[0]->executor().replica_sum_capacity(), &group_.barrier());
+      for (int r = 0; r < group_.size(); ++r) replicas_[r]->set_replica_sum(&sums_->member(r));
     }
     outputs_.resize(group_.size());
   }
@@ -66,7 +72,10 @@ class Host final : public Strategy {
         std::copy(model_.params.data(), model_.params.data() + params, replica.params());
       }
       const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
-      if (b == e) return;
+      if (b == e) {
+        replica.executor().forward_without_rows();
+        return;
+      }
       const float* out = replica.forward_train(x, rows.subspan(b, e - b), step_seed, b);
       ScopedTimer t(replica.times(), Phase::allreduce);
       std::copy(out, out + (e - b) * out_size, host_out_.data() + b * out_size);
@@ -93,6 +102,7 @@ class Host final : public Strategy {
       const int64_t b = split_begin(total, n, r), e = split_begin(total, n, r + 1);
       if (b == e) {
         std::fill(replica.grads(), replica.grads() + params, 0.f);
+        replica.executor().backward_without_rows(nullptr);
         return;
       }
       {
@@ -150,6 +160,7 @@ class Host final : public Strategy {
   ModelState& model_;
   DeviceGroup group_;
   std::vector<std::unique_ptr<Replica>> replicas_;
+  std::unique_ptr<ReplicaSumGroup> sums_;  // synchronized BatchNormalization
   std::vector<float*> grad_sources_;
   std::vector<BatchStats> outputs_;
   AlignedBuffer host_out_, host_out_grad_, host_y_, host_grads_;

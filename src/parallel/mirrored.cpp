@@ -9,6 +9,7 @@
 #include "parallel/device_group.h"
 #include "parallel/grad_reducer.h"
 #include "parallel/replica.h"
+#include "parallel/replica_sum.h"
 #include "parallel/shared_memory_communicator.h"
 #include "parallel/strategy.h"
 #include "tandem/error.h"
@@ -68,6 +69,20 @@ class Mirrored final : public Strategy {
       replicas_.push_back(std::make_unique<Replica>(model, group_.plan().threads_per_device,
                                                     r > 0 && own_copies, o.make_backend));
     }
+    if (replicas_[0]->executor().sums_across_replicas()) {
+      // Synchronized BatchNormalization: statistics summed over every device.
+      if (o.deterministic) {
+        throw ConfigError(
+            "deterministic mode and BatchNormalization(synchronized=True) do not combine: "
+            "deterministic mode computes micro-shards one after another, and synchronized "
+            "statistics need every shard's rows before any is normalized");
+      }
+      if (processes && o.gradient_comm.bf16) {
+        throw ConfigError(
+            "bfloat16 gradients and BatchNormalization(synchronized=True) across ranks do not "
+            "combine: the statistics travel with the gradients and need float32");
+      }
+    }
     buckets_ =
         make_buckets(*model.graph, o.bucket_bytes, std::min(o.first_bucket_bytes, o.bucket_bytes));
     kernel_ = c.kernel.get();
@@ -119,6 +134,13 @@ class Mirrored final : public Strategy {
                                 : make_sharded_update_reducer(*shared_, r, replicas_[r]->times()));
       }
       for (auto& slot : model.optimizer_state) shared_->state.push_back(slot.data());
+    }
+    if (replicas_[0]->executor().sums_across_replicas() && (n > 1 || processes)) {
+      std::vector<GradReducer*> flushed;
+      for (auto& reducer : reducers_) flushed.push_back(reducer.get());
+      sums_ = std::make_unique<ReplicaSumGroup>(n, replicas_[0]->executor().replica_sum_capacity(),
+                                                &group_.barrier(), world_comm_.get(), flushed);
+      for (int r = 0; r < n; ++r) replicas_[r]->set_replica_sum(&sums_->member(r));
     }
     stats_.resize(n);
   }
@@ -251,6 +273,7 @@ class Mirrored final : public Strategy {
   StrategyOptions options_;
   DeviceGroup group_;
   std::vector<std::unique_ptr<Replica>> replicas_;
+  std::unique_ptr<ReplicaSumGroup> sums_;  // synchronized BatchNormalization
   std::vector<Bucket> buckets_;
   const OptimizerKernel* kernel_ = nullptr;
   std::unique_ptr<ShardedUpdateShared> shared_;    // reducer "sharded"

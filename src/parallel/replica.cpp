@@ -80,6 +80,11 @@ BatchStats Replica::compute_gradients(const Samples& x, const Samples& y,
   if (n == 0) {
     // Nothing to compute, but the reduction still needs this replica's (zero) share.
     grads_.zero();
+    if (executor_.sums_across_replicas()) {
+      executor_.forward_without_rows();
+      executor_.backward_without_rows(listener);
+      return {};
+    }
     if (weight_grads) {
       const auto& layers = model_.graph->layers();
       for (auto it = layers.rbegin(); it != layers.rend(); ++it) {

@@ -36,6 +36,9 @@ class Replica {
   const float* infer(const Samples& x, const Samples* y, std::span<const int64_t> rows,
                      BatchStats* stats);
 
+  // Sums across replicas for synchronized layers (borrowed; null: none).
+  void set_replica_sum(ReplicaSum* sum) { executor_.set_replica_sum(sum); }
+
   float* params() { return params_; }
   float* grads() { return grads_.data(); }
   Backend& backend() { return *backend_; }

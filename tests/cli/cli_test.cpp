@@ -363,6 +363,33 @@ TEST_F(CliTest, SummaryOfASavedModel) {
   EXPECT_THAT(r.out, HasSubstr("Total params: 6,370"));  // 784*8+8 + 8*10+10
 }
 
+// A convnet by name, with the blog post's batch rule (64 per device): FLOPs, parameters
+// and activation traffic from its layers; speedups in samples per second.
+TEST_F(CliTest, AdviseConvnetWithAPerDeviceBatch) {
+  const CliResult r = run_cli(
+      "advise --model minigooglenet --per-device-batch 64 --hardware this-machine-cpu "
+      "--devices 1,2 --strategy mirrored --optimizer sgd --json '" +
+          dir.file("a.json") + "'",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("model: minigooglenet, 1656250 parameters"));
+  EXPECT_THAT(r.out, HasSubstr("TFLOP/s convolution"));
+  EXPECT_THAT(r.out, HasSubstr("batch 64 per device"));
+  const auto j = nlohmann::json::parse(read_file(dir.file("a.json")));
+  EXPECT_EQ(j.at("per_device_batch"), 64);
+  EXPECT_EQ(j.at("model").at("name"), "minigooglenet");
+  const auto& two = j.at("predictions").at(1);
+  // Twice the samples in about the time of one device's step: close to 2x, never above.
+  EXPECT_GT(two.at("speedup").get<double>(), 1.5);
+  EXPECT_LE(two.at("speedup").get<double>(), 2.0);
+  // A saved model file works the same way.
+  const CliResult f = run_cli(
+      "advise --model '" + save_small_model(dir) + "' --hardware this-machine-cpu --devices 1,2",
+      dir);
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_THAT(f.out, HasSubstr("6370 parameters"));
+}
+
 TEST_F(CliTest, SummaryOfBuiltInModels) {
   CliResult r = run_cli("summary --model mnist-convnet", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -371,6 +398,14 @@ TEST_F(CliTest, SummaryOfBuiltInModels) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("Total params: 1,656,250"));
   EXPECT_THAT(r.out, HasSubstr("Non-trainable params: 3,424"));  // BN moving statistics
+  // With no data named, a built-in model takes its own input shape; synthetic without
+  // --input-shape too.
+  for (const char* command :
+       {"summary --model minigooglenet", "summary --model minigooglenet --dataset synthetic"}) {
+    r = run_cli(command, dir);
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Total params: 1,656,250")) << command;
+  }
 }
 
 // A convnet trains from the CLI on synthetic images, is saved, and the saved model
@@ -515,7 +550,11 @@ const BadCommand kBadCommands[] = {
     {"ModelAndLayersTogether", "summary --model mnist-convnet --layers 8", {"--layers"}, 2},
     {"MiniGoogLeNetOnTooSmallImages",
      "summary --model minigooglenet --dataset synthetic --input-shape 20,20,3",
-     {"AveragePooling2D", "does not fit"},
+     {"AveragePooling2D", "does not fit", "(20, 20, 3)", "made for (32, 32, 3)"},
+     4},
+    {"MiniGoogLeNetOnFashionMnist",
+     "summary --model minigooglenet --dataset fashion-mnist",
+     {"--model minigooglenet on fashion-mnist", "(28, 28, 1)", "made for (32, 32, 3)"},
      4},
     {"SyntheticInputShapeNotANumber",
      "train --dataset synthetic --input-shape 32,x,3",
@@ -600,6 +639,14 @@ const BadCommand kBadCommands[] = {
      {"tandem: error:", "unknown hardware profile 'no-such-gpu'", "pcie3-4gpu"},
      2},
     {"AdviseWithoutHardware", "advise", {"tandem: error:", "--hardware"}, 2},
+    {"AdviseModelAndLayers",
+     "advise --model mnist-convnet --layers 8 --hardware pcie3-4gpu",
+     {"--layers"},
+     2},
+    {"AdvisePerDeviceAndGlobalBatch",
+     "advise --model mnist-convnet --batch-size 64 --per-device-batch 32 --hardware pcie3-4gpu",
+     {"--per-device-batch", "--batch-size"},
+     2},
     {"AdviseZeroDevices",
      "advise --hardware pcie3-4gpu --devices 0,2",
      {"tandem: error:", "--devices '0,2'", "entry '0'"},

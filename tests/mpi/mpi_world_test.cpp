@@ -255,6 +255,58 @@ TEST(FitAcrossRanksConvnet, DeterministicWithBatchNormalizationIsBitwiseOneProce
   EXPECT_NE(w1[4].values()[0], 1.f);  // moving_variance (kernel, gamma, beta, mean, variance)
 }
 
+// Synchronized BatchNormalization across ranks (and their devices): the statistics of the
+// whole global batch, so the run matches one process on one device within rounding.
+TEST(FitAcrossRanksConvnet, SynchronizedBatchNormalizationMatchesOneDevice) {
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  Tensor x({90, 6, 6, 2}), y({90, 3});
+  for (auto& v : x.values()) v = 2 * dist(gen) + 0.5f;
+  for (int64_t i = 0; i < 90; ++i) y.values()[i * 3 + (i % 3)] = 1;
+  const auto convnet = [](bool synchronized) {
+    set_random_seed(8);
+    const BatchNormalizationOptions bn{.momentum = 0.9, .synchronized = synchronized};
+    auto in = Input({6, 6, 2});
+    auto h = Conv2D(4, 3, "linear", {.padding = "same", .use_bias = false})(in);
+    h = MaxPooling2D(2)(Activation("relu")(BatchNormalization(bn)(h)));
+    h = BatchNormalization(bn)(Dense(6, "tanh")(Flatten()(h)));
+    Model m(in, Dense(3, "softmax")(h));
+    m.compile(SGD(0.1, 0.9), "categorical_crossentropy");
+    return m;
+  };
+  // 90 = 5 batches of 16 and one of 10; with 2 devices per rank some see few rows.
+  FitOptions o{.batch_size = 16, .epochs = 2, .verbose = 0, .seed = 4, .threads_per_device = 1};
+  Model alone = convnet(true);
+  o.distributed = false;
+  alone.fit(x, y, o);
+  const auto w1 = alone.get_weights();
+  const auto worst = [&](const std::vector<Tensor>& w) {
+    double e = 0;
+    for (size_t k = 0; k < w1.size(); ++k) {
+      double scale = 1e-12, diff = 0;
+      for (int64_t i = 0; i < w1[k].size(); ++i) {
+        scale = std::max(scale, double(std::abs(w1[k].values()[i])));
+        diff = std::max(diff, double(std::abs(w[k].values()[i] - w1[k].values()[i])));
+      }
+      e = std::max(e, diff / scale);
+    }
+    return e;
+  };
+  o.distributed = true;
+  for (int devices : {1, 2}) {
+    o.devices = devices;
+    Model across = convnet(true);
+    across.fit(x, y, o);
+    EXPECT_LE(worst(across.get_weights()), 1e-5) << devices << " devices per rank";
+  }
+  if (world().size() > 1) {  // each rank's own statistics: other weights
+    Model local = convnet(false);
+    o.devices = 1;
+    local.fit(x, y, o);
+    EXPECT_GT(worst(local.get_weights()), 1e-3);
+  }
+}
+
 }  // namespace
 }  // namespace tandem::detail
 

@@ -541,6 +541,29 @@ const std::vector<Case>& cases() {
        },
        true,
        true},
+      // Synchronized BatchNormalization's own kernels (sums about the moving mean, the input
+      // gradient from summed dy terms), on one replica.
+      {"batch_norm_synchronized_training",
+       {4, 5, 2},
+       "mse",
+       [](TwinNet& n) {
+         const int conv = n.conv2d(3, 3, "linear", 1, "same", 1, false);
+         const int h = n.call(n.batch_norm(true, true, 1e-3, true), n.call(conv, n.x()));
+         const int p = n.call(n.pool(true, 2), n.call(n.activation("tanh"), h));  // (2, 2, 3)
+         const int d = n.call(n.batch_norm(false, true, 0.1, true), n.call(n.flatten(), p));
+         return n.call(n.dense(2, "linear"), d);
+       },
+       true,
+       true},
+      {"batch_norm_synchronized_on_input",
+       {3, 2, 20},
+       "mse",
+       [](TwinNet& n) {
+         const int h = n.call(n.batch_norm(true, false, 1e-3, true), n.x());
+         return n.call(n.dense(2, "tanh"), n.call(n.flatten(), h));
+       },
+       true,
+       true},
       {"batch_norm_inference",
        {5},
        "mse",

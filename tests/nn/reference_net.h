@@ -238,11 +238,17 @@ class TwinNet {
     l.impl = ZeroPadding2D(p).impl();
     return add_layer(std::move(l));
   }
-  int batch_norm(bool center = true, bool scale = true, double epsilon = 1e-3) {
+  // synchronized: tandem's layer takes its synchronized path (the same function on one
+  // replica).
+  int batch_norm(bool center = true, bool scale = true, double epsilon = 1e-3,
+                 bool synchronized = false) {
     RefLayer l;
     l.op = RefOp::batch_norm;
     l.center = center, l.scale = scale, l.epsilon = epsilon;
-    l.impl = BatchNormalization({.epsilon = epsilon, .center = center, .scale = scale}).impl();
+    l.impl =
+        BatchNormalization(
+            {.epsilon = epsilon, .center = center, .scale = scale, .synchronized = synchronized})
+            .impl();
     return add_layer(std::move(l));
   }
   int reshape(const Shape& target) {

@@ -1,7 +1,9 @@
 // Data-parallel training reproduces one device: N replicas (mirrored and host) with the
 // same global batch and seed give the same weights after 20 steps (within 1e-5 relative),
 // and, in deterministic mode, bitwise the same weights for 1, 2 and 4 devices -- for an MLP
-// and for a small convnet (Conv2D, pooling, Dropout, Dense).
+// and for a small convnet (Conv2D, pooling, Dropout, Dense); and for a convnet with
+// synchronized BatchNormalization, whose statistics span the global batch on any number of
+// devices (without synchronization each device's own rows give different weights).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,10 +22,19 @@ struct TrainedRun {
   History history;
 };
 
-enum class Net { mlp, convnet };
+enum class Net { mlp, convnet, sync_bn, local_bn };
 
 // The model each run trains, from the global seed; inputs (12) or (6, 6, 2).
 Model make_model(Net net) {
+  if (net == Net::sync_bn || net == Net::local_bn) {
+    const BatchNormalizationOptions bn{.momentum = 0.9, .synchronized = net == Net::sync_bn};
+    auto in = Input({6, 6, 2});
+    auto x = Conv2D(4, 3, "linear", {.padding = "same", .use_bias = false})(in);
+    x = Activation("relu")(BatchNormalization(bn)(x));  // (6, 6, 4)
+    x = MaxPooling2D(2)(x);                             // (3, 3, 4)
+    x = BatchNormalization(bn)(Dense(8, "tanh")(Flatten()(x)));
+    return Model(in, Dense(4, "softmax")(x));
+  }
   if (net == Net::mlp) {
     auto in = Input({12});
     auto x = Dense(32, "relu")(in);
@@ -42,9 +53,9 @@ Model make_model(Net net) {
 // 20 steps: 19 full batches and a last one of 19 samples (uneven across 2, 3, 4 devices).
 TrainedRun train(int devices, const std::string& strategy, bool deterministic, const Optimizer& opt,
                  const std::string& reducer = "sharded", bool shared_parameters = true,
-                 Net net = Net::mlp) {
+                 Net net = Net::mlp, int64_t last_batch = kBatch - 5) {
   set_random_seed(17);
-  auto toy = test::make_toy(kSteps * kBatch - 5, net == Net::mlp ? 12 : 72, 4, 3);
+  auto toy = test::make_toy((kSteps - 1) * kBatch + last_batch, net == Net::mlp ? 12 : 72, 4, 3);
   const Tensor x = net == Net::mlp ? toy.x : toy.x.reshape({-1, 6, 6, 2});
   Model model = make_model(net);
   model.compile(opt, "categorical_crossentropy", {"accuracy"});
@@ -103,11 +114,41 @@ TEST_P(Equivalence, WeightsMatchOneDeviceWithinRounding) {
 INSTANTIATE_TEST_SUITE_P(
     Strategies, Equivalence,
     ::testing::Combine(::testing::Values("mirrored", "copies", "allreduce", "host"),
-                       ::testing::Values(1, 2, 3, 4), ::testing::Values(Net::mlp, Net::convnet)),
+                       ::testing::Values(1, 2, 3, 4),
+                       ::testing::Values(Net::mlp, Net::convnet, Net::sync_bn)),
     [](const auto& info) {
+      const Net net = std::get<2>(info.param);
       return std::get<0>(info.param) + "_" + std::to_string(std::get<1>(info.param)) +
-             (std::get<2>(info.param) == Net::mlp ? "" : "_convnet");
+             (net == Net::mlp       ? ""
+              : net == Net::convnet ? "_convnet"
+                                    : "_sync_bn");
     });
+
+// The tests above can fail: each device's own statistics (synchronized=False) give weights
+// far from one device's.
+TEST(SynchronizedBatchNormalization, WithoutItDevicesDiffer) {
+  const Optimizer opt = SGD(0.1, 0.9);
+  const TrainedRun one = train(1, "mirrored", false, opt, "sharded", true, Net::local_bn);
+  const TrainedRun two = train(2, "mirrored", false, opt, "sharded", true, Net::local_bn);
+  EXPECT_GT(max_relative_error(two.weights, one.weights), 1e-3);
+}
+
+// A last batch of 2 rows on 4 devices leaves two devices without rows; they still take part
+// in every sum (else the others would wait for them forever).
+TEST(SynchronizedBatchNormalization, DevicesWithoutRowsTakePart) {
+  const Optimizer opt = SGD(0.1, 0.9);
+  const TrainedRun one = train(1, "mirrored", false, opt, "sharded", true, Net::sync_bn, 2);
+  for (const std::string strategy : {"mirrored", "host"}) {
+    const TrainedRun four = train(4, strategy, false, opt, "sharded", true, Net::sync_bn, 2);
+    EXPECT_LE(max_relative_error(four.weights, one.weights), 1e-5) << strategy;
+  }
+}
+
+TEST(SynchronizedBatchNormalization, DeterministicModeRefusesIt) {
+  test::expect_error<ConfigError>(
+      [] { train(2, "mirrored", true, SGD(0.1), "sharded", true, Net::sync_bn); },
+      {"deterministic", "synchronized=True"});
+}
 
 TEST(Deterministic, BitwiseIdenticalForOneTwoAndFourDevices) {
   for (const Net net : {Net::mlp, Net::convnet}) {
