@@ -64,7 +64,7 @@ import subprocess
 import sys
 import time
 
-from pybench_host import (OtherLoad, add_measurement_options, cpu_name, positive,
+from pybench_host import (WORKER_HELPERS, OtherLoad, add_measurement_options, cpu_name, positive,
                           positive_list, wait_for_quiet, write_json_atomically)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -77,8 +77,7 @@ MAX_OUTSIDE = 1.15  # --check: tandem's step / its primitive sum may be at most 
 
 # Common to every worker: argv[1] is a JSON object of options; the last stdout line is
 # "RESULT {json}" with the per-epoch ms/step of the timed epochs.
-PRELUDE = r"""
-import json, math, sys, time
+PRELUDE = WORKER_HELPERS + r"""
 opts = json.loads(sys.argv[1])
 MODEL, STEPS, BATCH = opts["model"], opts["steps"], opts["batch"]
 EPOCHS, THREADS = opts["epochs"], opts["threads"]
@@ -99,57 +98,9 @@ def data():
     y[np.arange(len(labels)), labels] = 1
     return x, y, labels
 
-def check(first, last, what):
-    if not (math.isfinite(first) and math.isfinite(last)):
-        raise SystemExit(f"{what}: loss not finite ({first}, {last})")
-    if not last < first:
-        raise SystemExit(f"{what}: loss did not fall ({first} -> {last})")
-
 def check_params(count, what):
     if count != PARAMS:
         raise SystemExit(f"{what}: {count} parameters, expected {PARAMS} (Keras's count)")
-
-def report(epoch_seconds, first_loss, last_loss, **extra):
-    ms = [s / STEPS * 1e3 for s in epoch_seconds]
-    print("RESULT " + json.dumps({"ms_per_step": ms, "first_loss": first_loss,
-                                  "last_loss": last_loss, **extra}), flush=True)
-
-def snapshot():
-    # (wall, CPU seconds of every process on the machine, CPU seconds of this process)
-    import os, resource
-    with open("/proc/stat") as f:
-        v = [int(t) for t in f.readline().split()[1:9]]
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return (time.perf_counter(), (sum(v[:3]) + sum(v[5:8])) / os.sysconf("SC_CLK_TCK"),
-            r.ru_utime + r.ru_stime)
-
-def window(a, b, steps):
-    # between two snapshots: the share of the machine (all cores) other processes used, and
-    # this process's CPU time (all its threads) per step, which others disturb far less than
-    # the wall time when it runs on one thread
-    import os
-    wall, cpu = b[0] - a[0], b[2] - a[2]
-    return {"other_share": max(0.0, (b[1] - a[1]) - cpu) / max(wall * os.cpu_count(), 1e-9),
-            "cpu_ms_per_step": cpu / steps * 1e3}
-
-def keras_timer(base, marks=False):
-    # marks: EPOCH_BEGIN/EPOCH_END lines on stdout, flushed at once so that they land between
-    # oneDNN's verbose lines (which it flushes line by line) in the order things happened
-    class EpochTimer(base):
-        def __init__(self):
-            super().__init__()
-            self.seconds = []
-        def on_epoch_begin(self, epoch, logs=None):
-            if marks:
-                print(f"EPOCH_BEGIN {epoch}", flush=True)
-            if epoch == 1:
-                self.timed_from = snapshot()  # the timed epochs start after the warm-up
-            self.start = time.perf_counter()
-        def on_epoch_end(self, epoch, logs=None):
-            self.seconds.append(time.perf_counter() - self.start)
-            if marks:
-                print(f"EPOCH_END {epoch}", flush=True)
-    return EpochTimer()
 """
 
 # The Keras models, for tandem.keras and Keras alike: `keras` is the module.

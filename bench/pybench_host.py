@@ -127,3 +127,60 @@ def add_measurement_options(p, root, time_budget, quiet_window):
                    help="python with tandem installed (default .venv)")
     p.add_argument("--peers-python", default=peers,
                    help="python with tensorflow-cpu (Keras 3) and torch (default .venv-peers)")
+
+
+# What every framework-comparison worker (a fresh interpreter) starts with, before its own
+# constants (STEPS among them, read when report() runs): the loss check, the result line,
+# the machine snapshots around the timed epochs, and a Keras callback that times epochs
+# (marks: EPOCH_BEGIN/EPOCH_END lines, for attributing oneDNN's verbose output).
+WORKER_HELPERS = r"""
+import json, math, sys, time
+
+def check(first, last, what):
+    if not (math.isfinite(first) and math.isfinite(last)):
+        raise SystemExit(f"{what}: loss not finite ({first}, {last})")
+    if not last < first:
+        raise SystemExit(f"{what}: loss did not fall ({first} -> {last})")
+
+def report(epoch_seconds, first_loss, last_loss, **extra):
+    ms = [s / STEPS * 1e3 for s in epoch_seconds]
+    print("RESULT " + json.dumps({"ms_per_step": ms, "first_loss": first_loss,
+                                  "last_loss": last_loss, **extra}), flush=True)
+
+def snapshot():
+    # (wall, CPU seconds of every process on the machine, CPU seconds of this process)
+    import os, resource
+    with open("/proc/stat") as f:
+        v = [int(t) for t in f.readline().split()[1:9]]
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return (time.perf_counter(), (sum(v[:3]) + sum(v[5:8])) / os.sysconf("SC_CLK_TCK"),
+            r.ru_utime + r.ru_stime)
+
+def window(a, b, steps):
+    # between two snapshots: the share of the machine (all cores) other processes used, and
+    # this process's CPU time (all its threads) per step, which others disturb far less than
+    # the wall time when it runs on one thread
+    import os
+    wall, cpu = b[0] - a[0], b[2] - a[2]
+    return {"other_share": max(0.0, (b[1] - a[1]) - cpu) / max(wall * os.cpu_count(), 1e-9),
+            "cpu_ms_per_step": cpu / steps * 1e3}
+
+def keras_timer(base, marks=False):
+    # marks: EPOCH_BEGIN/EPOCH_END lines on stdout, flushed at once so that they land between
+    # oneDNN's verbose lines (which it flushes line by line) in the order things happened
+    class EpochTimer(base):
+        def __init__(self):
+            super().__init__()
+            self.seconds = []
+        def on_epoch_begin(self, epoch, logs=None):
+            if marks:
+                print(f"EPOCH_BEGIN {epoch}", flush=True)
+            if epoch == 1:
+                self.timed_from = snapshot()  # the timed epochs start after the warm-up
+            self.start = time.perf_counter()
+        def on_epoch_end(self, epoch, logs=None):
+            self.seconds.append(time.perf_counter() - self.start)
+            if marks:
+                print(f"EPOCH_END {epoch}", flush=True)
+    return EpochTimer()
+"""

@@ -39,15 +39,14 @@ import subprocess
 import sys
 import time
 
-from pybench_host import (add_measurement_options, cpu_name, positive, positive_list,
+from pybench_host import (WORKER_HELPERS, add_measurement_options, cpu_name, positive, positive_list,
                           wait_for_quiet, write_json_atomically)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Common to every worker: argv[1] is a JSON object of options; the last stdout line is
 # "RESULT {json}" with the per-epoch ms/step of the timed epochs.
-PRELUDE = r"""
-import json, math, sys, time
+PRELUDE = WORKER_HELPERS + r"""
 opts = json.loads(sys.argv[1])
 STEPS, BATCH, EPOCHS, THREADS = opts["steps"], 128, opts["epochs"], opts["threads"]
 WIDTHS = (4096, 2048, 512, 64)
@@ -60,48 +59,6 @@ def data():
     y = np.zeros((STEPS * BATCH, 10), np.float32)              # (steps*128, 10) one-hot
     y[np.arange(len(labels)), labels] = 1
     return x, y, labels
-
-def check(first, last, what):
-    if not (math.isfinite(first) and math.isfinite(last)):
-        raise SystemExit(f"{what}: loss not finite ({first}, {last})")
-    if not last < first:
-        raise SystemExit(f"{what}: loss did not fall ({first} -> {last})")
-
-def report(epoch_seconds, first_loss, last_loss, **extra):
-    ms = [s / STEPS * 1e3 for s in epoch_seconds]
-    print("RESULT " + json.dumps({"ms_per_step": ms, "first_loss": first_loss,
-                                  "last_loss": last_loss, **extra}))
-
-def snapshot():
-    # (wall, CPU seconds of every process on the machine, CPU seconds of this process)
-    import os, resource
-    with open("/proc/stat") as f:
-        v = [int(t) for t in f.readline().split()[1:9]]
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return (time.perf_counter(), (sum(v[:3]) + sum(v[5:8])) / os.sysconf("SC_CLK_TCK"),
-            r.ru_utime + r.ru_stime)
-
-def window(a, b, steps):
-    # between two snapshots: the share of the machine (all cores) other processes used, and
-    # this process's CPU time (all its threads) per step, which others disturb far less than
-    # the wall time when it runs on one thread
-    import os
-    wall, cpu = b[0] - a[0], b[2] - a[2]
-    return {"other_share": max(0.0, (b[1] - a[1]) - cpu) / max(wall * os.cpu_count(), 1e-9),
-            "cpu_ms_per_step": cpu / steps * 1e3}
-
-def keras_timer(base):
-    class EpochTimer(base):
-        def __init__(self):
-            super().__init__()
-            self.seconds = []
-        def on_epoch_begin(self, epoch, logs=None):
-            if epoch == 1:
-                self.timed_from = snapshot()  # the timed epochs start after the warm-up
-            self.start = time.perf_counter()
-        def on_epoch_end(self, epoch, logs=None):
-            self.seconds.append(time.perf_counter() - self.start)
-    return EpochTimer()
 """
 
 TANDEM = PRELUDE + r"""
