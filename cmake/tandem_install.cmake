@@ -16,6 +16,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/profiles/
 # file finds each of them (the same set as target_link_libraries(tandem ...)).
 install(EXPORT tandemTargets NAMESPACE tandem:: DESTINATION ${TANDEM_CMAKE_DIR}
         FILE tandem-targets.cmake)
+set(TANDEM_CONFIG_WITH_KERAS_FILES ${TANDEM_KERAS_FOUND})
 set(TANDEM_CONFIG_WITH_MPI OFF)
 if(MPI_C_FOUND)
   set(TANDEM_CONFIG_WITH_MPI ON)
@@ -39,6 +40,9 @@ else()
   string(REGEX REPLACE "/$" "" TANDEM_PC_PREFIX "${TANDEM_PC_PREFIX}")
 endif()
 set(TANDEM_PC_REQUIRES_PRIVATE "zlib fmt")
+if(TANDEM_KERAS_FOUND)
+  string(APPEND TANDEM_PC_REQUIRES_PRIVATE " libzip hdf5")
+endif()
 # -L for oneDNN only where the linker would not look anyway.
 get_filename_component(TANDEM_DNNL_LIB_DIR "${DNNL_LIBRARY}" DIRECTORY)
 set(TANDEM_PC_LIBS_PRIVATE "-ldnnl")

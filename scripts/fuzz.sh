@@ -12,7 +12,7 @@ seconds="${1:-30}"
 shift || true
 readers=("$@")
 if [ ${#readers[@]} -eq 0 ]; then
-  readers=(idx_plain idx_gz npz model weights checkpoint hardware_profile history)
+  readers=(idx_plain idx_gz npz model weights checkpoint hardware_profile history keras_config)
 fi
 build="${TANDEM_FUZZ_BUILD_DIR:-build-fuzz}"
 cxx="${TANDEM_FUZZ_CXX:-clang++-14}"
@@ -31,6 +31,7 @@ cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 max_len() {
   case "$1" in
     model | weights | checkpoint) echo 16384 ;;
+    keras_config) echo 32768 ;;
     npz | hardware_profile) echo 8192 ;;
     *) echo 4096 ;;
   esac

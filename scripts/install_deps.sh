@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(g++ cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev
           libdnnl-dev zlib1g-dev libcli11-dev libfmt-dev nlohmann-json3-dev
           libopenmpi-dev openmpi-bin dataset-fashion-mnist python3 python3-venv python3-dev
-          iproute2 clang-14 libclang-rt-14-dev)
+          iproute2 clang-14 libclang-rt-14-dev libzip-dev libhdf5-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

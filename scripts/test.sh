@@ -2,7 +2,8 @@
 # Builds and runs every test: the Release build with ctest, then the unit tests again under
 # AddressSanitizer + UndefinedBehaviorSanitizer and the parallel ones (with 2 MPI ranks) under
 # ThreadSanitizer, each file reader fuzzed for 30 s (scripts/fuzz.sh), then the Python
-# package (pip install . into .venv) with pytest. Ends with each stage's totals.
+# package (pip install . into .venv) with pytest, Keras 3 (.venv-keras) beside it for the
+# Keras-file tests. Ends with each stage's totals.
 # TANDEM_NO_SKIP=1 (as .ci/run sets) makes a test that would skip fail instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +59,7 @@ fi
 # The Python package, installed as a user installs it (pip install . into .venv); `pip
 # wheel .` makes the same package as a wheel (the build is reused); then its tests (pytest).
 EXTRA=pytest scripts/python_env.sh
+scripts/keras_env.sh  # Keras 3 on JAX, in its own venv: the reference for the Keras-file tests
 rm -rf build/wheels
 .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps -w build/wheels .
 .venv/bin/python - <<'PY'

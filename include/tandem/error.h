@@ -28,6 +28,9 @@ class IoError : public Error {
 class FormatError : public Error {
  public:
   FormatError(const std::string& path, int64_t offset, const std::string& what);
+  // Where the fault has no byte offset of its own (an entry of an archive, an HDF5 object):
+  // offset() is -1 and `what` names the part.
+  FormatError(const std::string& path, const std::string& what);
   const std::string& path() const { return path_; }
   int64_t offset() const { return offset_; }
 

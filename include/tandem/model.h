@@ -132,13 +132,16 @@ class Model {
   Shape input_shape() const;   // per sample
   Shape output_shape() const;  // per sample
 
-  // Keras order: per layer, kernel then bias.
+  // Keras order: per layer in the order Keras's Functional.layers has for the same graph
+  // (by decreasing depth), each layer's weights as Keras lists them (kernel, then bias).
   std::vector<Tensor> get_weights() const;
   // Shapes must match get_weights(); a mismatch is a ShapeError naming the layer.
   void set_weights(const std::vector<Tensor>& weights);
 
-  // Whole model (architecture, weights, optimizer and its state), versioned and
-  // checksummed, written atomically.
+  // Whole model (architecture, weights, optimizer and its state), written atomically: for
+  // a path ending in .keras, Keras 3's format (Keras reads it, and tandem reads Keras's);
+  // otherwise tandem's own, versioned and checksummed. save_weights / load_weights take
+  // Keras's .weights.h5 the same way (load_weights also a .keras file's weights).
   void save(const std::string& path) const;
   static Model load(const std::string& path);
   void save_weights(const std::string& path) const;

@@ -154,5 +154,5 @@ def test_builtin_callbacks(tmp_path, data):
 
     with pytest.raises(NotImplementedError, match="EarlyStopping"):
         small_model().fit(x, y, epochs=1, verbose=0, callbacks=[Overridden()])
-    with pytest.raises(NotImplementedError, match=r"\.keras"):
-        keras.callbacks.ModelCheckpoint("best.keras")
+    with pytest.raises(NotImplementedError, match=r"\.h5"):
+        keras.callbacks.ModelCheckpoint("best.h5")

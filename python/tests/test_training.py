@@ -118,8 +118,8 @@ def test_save_and_load_model(tmp_path, data):
     np.testing.assert_array_equal(other.get_weights()[0], model.get_weights()[0])
     with pytest.raises(FileExistsError):
         model.save(path, overwrite=False)
-    with pytest.raises(NotImplementedError, match=r"\.keras"):
-        model.save(tmp_path / "m.keras")
+    with pytest.raises(NotImplementedError, match=r"\.h5"):
+        model.save(tmp_path / "m.h5")
 
 
 def test_multi_gpu_model_shares_weights_and_matches_one_device(data):

@@ -17,7 +17,8 @@ namespace {
 using SteadyClock = std::chrono::steady_clock;
 
 void add_saved_model_options(CLI::App& cmd, SavedModelRunOptions& o) {
-  cmd.add_option("--model", o.model_path, "A model saved by `tandem train --save`")
+  cmd.add_option("--model", o.model_path,
+                 "A model saved by `tandem train --save`, a Keras 3 .keras or a Keras 2 .h5 file")
       ->type_name("PATH")
       ->required();
   add_data_options(cmd, o.data);
@@ -42,13 +43,14 @@ LoadedRun load_run(const SavedModelRunOptions& o) {
     throw NumericError(o.model_path + ": the model's " + *bad +
                        " holds NaN or infinities; its outputs would be meaningless");
   }
-  const Shape images = data_sample_shape(o.data);
+  const DataOptions data_options = data_for_model(o.data, model);
+  const Shape images = data_sample_shape(data_options);
   if (shape_size(model.input_shape()) != shape_size(images)) {
     throw ShapeError(o.model_path + ": the model expects inputs of shape " +
                      shape_to_string(model.input_shape()) + " but " + o.data.dataset +
                      " images are " + shape_to_string(images));
   }
-  const TrainTestSplit data = load_dataset(o.data);
+  const TrainTestSplit data = load_dataset(data_options);
   return {std::move(model), first_samples(data.test, o.limit)};
 }
 

@@ -117,7 +117,8 @@ void add_model_shape_options(CLI::App& command, ModelShapeOptions& options, bool
   command
       .add_option("--model", options.model,
                   "A built-in model (seed-mlp, mnist-convnet, minigooglenet, small-resnet) or "
-                  "a model saved by `tandem train --save`, instead of --layers")
+                  "a model saved by `tandem train --save`, a Keras 3 .keras or a Keras 2 .h5 file, "
+                  "instead of --layers")
       ->type_name("NAME|PATH")
       ->excludes(command.get_option("--layers"))
       ->excludes(command.get_option("--activation"))
@@ -174,14 +175,22 @@ std::vector<int> parse_device_counts(const std::string& text) {
 void resolve_input_shape(DataOptions& data, const ModelShapeOptions& shape) {
   if (data.dataset != "synthetic" || !data.input_shape.empty()) return;
   const auto built_in = zoo::names();
+  const bool named = std::find(built_in.begin(), built_in.end(), shape.model) != built_in.end();
+  if (!shape.model.empty() && !named) return;  // a model file: its own shape, once loaded
   Shape own{28, 28, 1};
-  if (std::find(built_in.begin(), built_in.end(), shape.model) != built_in.end() &&
-      shape.model != "seed-mlp") {
-    own = zoo::by_name(shape.model).input_shape();
-  }
+  if (named && shape.model != "seed-mlp") own = zoo::by_name(shape.model).input_shape();
   for (size_t i = 0; i < own.size(); ++i) {
     data.input_shape += (i ? "," : "") + std::to_string(own[i]);
   }
+}
+
+DataOptions data_for_model(DataOptions data, const Model& model) {
+  if (data.dataset != "synthetic" || !data.input_shape.empty()) return data;
+  const Shape own = model.input_shape();
+  for (size_t i = 0; i < own.size(); ++i) {
+    data.input_shape += (i ? "," : "") + std::to_string(own[i]);
+  }
+  return data;
 }
 
 Shape data_sample_shape(const DataOptions& options) {

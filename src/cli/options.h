@@ -72,8 +72,10 @@ Model build_model(const ModelShapeOptions& options, const DataOptions& data);
 Shape data_sample_shape(const DataOptions& options);
 struct ModelShapeOptions;
 // synthetic data without --input-shape: the built-in model's own input shape (28,28,1 for
-// --layers, seed-mlp and model files).
+// --layers and seed-mlp); a model file's is left to data_for_model.
 void resolve_input_shape(DataOptions& data, const ModelShapeOptions& shape);
+// Synthetic data without --input-shape, for a model loaded from a file: the model's own shape.
+DataOptions data_for_model(DataOptions data, const Model& model);
 
 // Reads the dataset; ConfigError when mnist has no --data-dir, the library's IoError or
 // FormatError (naming the file) when it cannot be read.

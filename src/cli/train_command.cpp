@@ -10,6 +10,7 @@
 #include "cli/metrics_json.h"
 #include "cli/nan_guard.h"
 #include "core/output_path.h"
+#include "model/model_state.h"
 #include "tandem/callbacks.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
@@ -73,16 +74,22 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->check(positive_integer())
       ->group("Data");
   add_model_shape_options(*cmd, o.shape);
-  cmd->add_option("--optimizer", o.optimizer, "sgd, rmsprop or adam (Keras's defaults)")
+  const auto compile_given = [&o](const std::string&) { o.compile_given = true; };
+  cmd->add_option("--optimizer", o.optimizer,
+                  "sgd, rmsprop or adam (Keras's defaults) [default for a compiled --model "
+                  "file: its own, with its state]")
+      ->each(compile_given)
       ->capture_default_str()
       ->group("Training");
   cmd->add_option("--lr", o.learning_rate,
                   "Learning rate [default: the optimizer's: sgd 0.01, rmsprop 0.001, adam 0.001]")
+      ->each(compile_given)
       ->check(positive_number())
       ->group("Training");
   cmd->add_option("--loss", o.loss,
                   "categorical_crossentropy, sparse_categorical_crossentropy, "
-                  "mean_squared_error")
+                  "mean_squared_error [default for a compiled --model file: its own]")
+      ->each(compile_given)
       ->capture_default_str()
       ->group("Training");
   cmd->add_option("--batch-size", o.batch_size, "Samples per step (also for predict)")
@@ -179,8 +186,8 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->group("Run");
   cmd->add_option("--save", o.save_path,
-                  "Save the trained model (architecture, weights, "
-                  "optimizer state) to PATH")
+                  "Save the trained model (architecture, weights, optimizer state) to PATH: "
+                  "Keras 3's format for PATH.keras, tandem's otherwise")
       ->type_name("PATH")
       ->group("Output");
   cmd->add_option("--metrics-json", o.metrics_json_path,
@@ -196,7 +203,8 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   return cmd;
 }
 
-int run_train(const TrainOptions& o) {
+int run_train(const TrainOptions& given) {
+  TrainOptions o = given;  // a compiled model file may supply the optimizer and loss
   // Everything that can be wrong with the flags fails here, before the data is read.
   std::pair<int64_t, std::string> checkpoint_every{0, "epoch"};
   if (!o.checkpoint_every.empty()) {
@@ -226,7 +234,15 @@ int run_train(const TrainOptions& o) {
   if (o.threads) set_num_threads(*o.threads);
   if (o.seed) set_random_seed(*o.seed);
   Model model = build_model(o.shape, o.data);
-  model.compile(optimizer, o.loss, {"accuracy"});
+  // A model file compiled in it (a .keras from Keras, or tandem's own) trains on with its own
+  // optimizer, the optimizer's state and its loss, unless --optimizer, --lr or --loss says
+  // otherwise.
+  if (model.state().compiled && !o.compile_given) {
+    o.optimizer = model.state().compiled->optimizer.name;
+    o.loss = model.loss();
+  } else {
+    model.compile(optimizer, o.loss, {"accuracy"});
+  }
   // Outputs: distinct files, none of them an input, each creatable, all before training.
   check_outputs_distinct({{"--save", o.save_path},
                           {"--metrics-json", o.metrics_json_path},
@@ -236,7 +252,7 @@ int run_train(const TrainOptions& o) {
     if (writer && !path->empty()) check_writable(*path);
   }
 
-  const TrainTestSplit data = load_dataset(o.data);
+  const TrainTestSplit data = load_dataset(data_for_model(o.data, model));
   const LabelledImages train = first_samples(data.train, o.limit_train);
   const LabelledImages test = first_samples(data.test, o.limit_test);
   const Samples x_train = image_samples(train.x, model.input_shape()),
@@ -313,8 +329,12 @@ int run_train(const TrainOptions& o) {
   fmt::print("predict: {:.3f} s\n", report.predict_seconds);
 
   report.test_scores = model.evaluate(x_test, y_test, {.batch_size = o.batch_size, .verbose = 0});
-  fmt::print("test loss {:.4f}, test accuracy {:.4f}\n", report.test_scores["loss"],
-             report.test_scores["accuracy"]);
+  if (report.test_scores.count("accuracy")) {
+    fmt::print("test loss {:.4f}, test accuracy {:.4f}\n", report.test_scores["loss"],
+               report.test_scores["accuracy"]);
+  } else {
+    fmt::print("test loss {:.4f}\n", report.test_scores["loss"]);
+  }
 
   report.train_samples = trained_samples(x_train.count(), o.validation_split);
   report.validation_samples = x_train.count() - report.train_samples;

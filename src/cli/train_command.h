@@ -18,6 +18,7 @@ struct TrainOptions {
   std::string optimizer = "rmsprop";    // sgd | rmsprop | adam
   std::optional<double> learning_rate;  // absent: the optimizer's Keras default
   std::string loss = "categorical_crossentropy";
+  bool compile_given = false;  // --optimizer, --lr or --loss was on the command line
   int64_t batch_size = 128;
   int epochs = 5;
   std::optional<uint64_t> seed;

@@ -10,4 +10,7 @@ FormatError::FormatError(const std::string& path, int64_t offset, const std::str
       path_(path),
       offset_(offset) {}
 
+FormatError::FormatError(const std::string& path, const std::string& what)
+    : Error(path + ": " + what), path_(path), offset_(-1) {}
+
 }  // namespace tandem

@@ -9,12 +9,10 @@
 #include "tandem/error.h"
 
 namespace tandem::detail {
-namespace {
 
 // Keras's to_snake_case: an underscore before each capitalised word ("MaxPooling2D" ->
 // "max_pooling2d") and between a lower-case letter and a capital, then lower case.
 std::string snake_case(const std::string& type) {
-  if (type == "InputLayer") return "input";
   const auto upper = [](char c) { return std::isupper(static_cast<unsigned char>(c)) != 0; };
   const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
   std::string out;
@@ -26,6 +24,8 @@ std::string snake_case(const std::string& type) {
   }
   return out;
 }
+
+namespace {
 
 // Elements per sample, and parameters in a model, beyond which a graph is not one this
 // library can hold (2^40 floats are 4 TiB). Keeping every size below it keeps every product
@@ -120,8 +120,60 @@ Graph::Graph(const Node& input, const Node& output) {
     ++layers_[it->second].uses;
     nodes_.push_back(std::move(node));
   }
+  order_layers_as_keras();
   name_layers();
   layout_params();
+}
+
+// Keras's Functional.layers order (keras/src/ops/function.py, map_graph): a depth-first walk
+// from the output numbers each layer when first reached, before its inputs; a node's depth
+// is 1 + the largest depth of the nodes it feeds (the output's is 0), a layer's the largest
+// of its nodes'; layers by decreasing depth, then by that number. Decreasing depth is a
+// topological order, and it is the order Keras gives weights, their groups in a .keras
+// file and the optimizer's slots, so get_weights() and the files agree with Keras's.
+void Graph::order_layers_as_keras() {
+  const int n_layers = static_cast<int>(layers_.size());
+  std::vector<int> first_seen(n_layers, -1), post;
+  std::vector<char> finished(nodes_.size(), 0);
+  int seen = 0;
+  std::vector<std::pair<int, size_t>> stack = {{static_cast<int>(nodes_.size()) - 1, 0}};
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next == 0 && first_seen[nodes_[node].layer_index] < 0) {
+      first_seen[nodes_[node].layer_index] = seen++;
+    }
+    if (next < nodes_[node].inputs.size()) {
+      const int in = nodes_[node].inputs[next++];
+      if (!finished[in]) stack.push_back({in, 0});
+      continue;
+    }
+    if (!finished[node]) {
+      finished[node] = 1;
+      post.push_back(node);
+    }
+    stack.pop_back();
+  }
+  std::vector<int> node_depth(nodes_.size(), 0), layer_depth(n_layers, 0);
+  for (auto it = post.rbegin(); it != post.rend(); ++it) {
+    const int layer = nodes_[*it].layer_index;
+    const int depth = std::max(node_depth[*it], layer_depth[layer]);
+    layer_depth[layer] = node_depth[*it] = depth;
+    for (int in : nodes_[*it].inputs) node_depth[in] = std::max(node_depth[in], depth + 1);
+  }
+  std::vector<int> order(n_layers);
+  for (int i = 0; i < n_layers; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return layer_depth[a] != layer_depth[b] ? layer_depth[a] > layer_depth[b]
+                                            : first_seen[a] < first_seen[b];
+  });
+  std::vector<LayerEntry> layers;
+  std::vector<int> new_index(n_layers);
+  for (int i = 0; i < n_layers; ++i) {
+    new_index[order[i]] = i;
+    layers.push_back(std::move(layers_[order[i]]));
+  }
+  layers_ = std::move(layers);
+  for (GraphNode& n : nodes_) n.layer_index = new_index[n.layer_index];
 }
 
 void Graph::name_layers() {
@@ -136,7 +188,7 @@ void Graph::name_layers() {
   }
   for (LayerEntry& e : layers_) {
     if (!e.layer->name.empty()) continue;
-    const std::string base = snake_case(e.layer->type());
+    const std::string base = e.layer->is_input() ? "input" : snake_case(e.layer->type());
     std::string name;
     do {
       const int n = counters[base]++;

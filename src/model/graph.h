@@ -1,4 +1,5 @@
-// Graph: a model's layers in topological order, with the layout of the flat parameter
+// Graph: a model's nodes in topological order and its layers in Keras's order (that of
+// Functional.layers, also topological), with the layout of the flat parameter
 // buffer (every parameter is a view at an offset into it). Built once per model; shared by
 // all replicas, which own the buffers.
 #pragma once
@@ -59,6 +60,7 @@ class Graph {
   static std::pair<Node, Node> nodes_from_json(const nlohmann::json& architecture);
 
  private:
+  void order_layers_as_keras();
   void name_layers();
   void layout_params();
 
@@ -68,6 +70,9 @@ class Graph {
   int64_t param_buffer_size_ = 0;
   int64_t param_count_ = 0;
 };
+
+// Keras's to_snake_case of a class name: "MaxPooling2D" -> "max_pooling2d".
+std::string snake_case(const std::string& type);
 
 // Floats per 64-byte line: every layer's slice starts on one, so kernels see aligned data.
 inline constexpr int64_t kParamAlignFloats = 16;

@@ -1,15 +1,18 @@
-// Model::save / load / save_weights / load_weights over the container format.
+// Model::save / load / save_weights / load_weights over the container format; a .keras or
+// .weights.h5 path goes to Keras 3's format (model/keras/keras_files.h) instead.
 //   weights file: {"kind": "weights", "weights": [{"layer", "name", "shape"}...]}
 //                 sections "w0", "w1", ... in get_weights() order
 //   model file:   {"kind": "model", "name", "architecture", "compile": {...}, "iterations",
 //                  "learning_rate"} + the weight sections + "optimizer/<slot>" sections
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/input_file.h"
 #include "model/container.h"
 #include "model/graph.h"
+#include "model/keras/keras_files.h"
 #include "model/model_state.h"
 #include "tandem/error.h"
 #include "tandem/model.h"
@@ -36,8 +39,11 @@ void add_weights(const detail::ModelState& s, const std::vector<Tensor>& weights
 
 // The file's weights as tensors, checked against the model's layout: count, then each
 // shape, with the layer named on a mismatch.
+// `source`, when given, receives for each of the model's params the index of the file's
+// entry it was read from.
 std::vector<Tensor> read_weights(const detail::Graph& graph, const std::string& model_name,
-                                 const detail::Container& c, const std::string& path) {
+                                 const detail::Container& c, const std::string& path,
+                                 std::vector<size_t>* source_out = nullptr) {
   const auto& params = graph.params();
   const json list = c.header.value("weights", json::array());
   if (!list.is_array()) throw FormatError(path, 16, "'weights' is not a list");
@@ -46,12 +52,34 @@ std::vector<Tensor> read_weights(const detail::Graph& graph, const std::string& 
                      " weight arrays but model '" + model_name + "' has " +
                      std::to_string(params.size()) + " (a different architecture)");
   }
+  // Each entry names its layer and weight: matched by them, so a file written when tandem
+  // ordered a branching graph's layers differently still loads each weight where it
+  // belongs; by position where a file's names do not cover the model's one to one.
+  std::map<std::pair<std::string, std::string>, size_t> by_name;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& entry = list[i];
+    if (entry.is_object() && entry.value("layer", json()).is_string() &&
+        entry.value("name", json()).is_string()) {
+      by_name.emplace(
+          std::make_pair(entry.at("layer").get<std::string>(), entry.at("name").get<std::string>()),
+          i);
+    }
+  }
+  std::vector<size_t> source(params.size());
+  bool named = by_name.size() == params.size();
+  for (size_t i = 0; i < params.size() && named; ++i) {
+    const auto found =
+        by_name.find({graph.layers()[params[i].layer_index].layer->name, params[i].spec.name});
+    named = found != by_name.end();
+    if (named) source[i] = found->second;
+  }
+  for (size_t i = 0; i < params.size() && !named; ++i) source[i] = i;
   std::vector<Tensor> out;
   for (size_t i = 0; i < params.size(); ++i) {
     const auto& e = params[i];
     const std::string layer = graph.layers()[e.layer_index].layer->name;
     Shape shape;
-    const json& entry = list[i];
+    const json& entry = list[source[i]];
     const bool valid = entry.is_object() && entry.contains("shape") &&
                        entry.at("shape").is_array() &&
                        std::all_of(entry.at("shape").begin(), entry.at("shape").end(),
@@ -70,7 +98,7 @@ std::vector<Tensor> read_weights(const detail::Graph& graph, const std::string& 
                        layer + "' " + e.spec.name + " needs " + shape_to_string(e.spec.shape) +
                        " (a different architecture)");
     }
-    const auto& values = c.section("w" + std::to_string(i), path).values;
+    const auto& values = c.section("w" + std::to_string(source[i]), path).values;
     if (static_cast<int64_t>(values.size()) != e.size) {
       throw FormatError(path, 0,
                         "weight " + std::to_string(i) + " has " + std::to_string(values.size()) +
@@ -79,7 +107,30 @@ std::vector<Tensor> read_weights(const detail::Graph& graph, const std::string& 
     out.push_back(allocating(path, "weight " + std::to_string(i) + " of layer '" + layer + "'",
                              values.size() * sizeof(float), [&] { return Tensor(shape, values); }));
   }
+  if (source_out) *source_out = std::move(source);
   return out;
+}
+
+// Where each of the file's weights sat in the flat buffer of the model that wrote it (the
+// layout of Graph::layout_params over the file's order: a layer's weights back to back,
+// each layer from a 64-byte line), and that buffer's size. Call after read_weights.
+std::vector<int64_t> file_offsets(const json& list, int64_t& buffer) {
+  std::vector<int64_t> offsets;
+  int64_t offset = 0;
+  std::string layer;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string l = list[i].value("layer", "");
+    if (i == 0 || l != layer) {
+      offset = (offset + detail::kParamAlignFloats - 1) / detail::kParamAlignFloats *
+               detail::kParamAlignFloats;
+    }
+    layer = l;
+    offsets.push_back(offset);
+    offset += shape_size(list[i].at("shape").get<Shape>());
+  }
+  buffer = (offset + detail::kParamAlignFloats - 1) / detail::kParamAlignFloats *
+           detail::kParamAlignFloats;
+  return offsets;
 }
 
 // What the architecture implies must be what the file holds, before anything is built from
@@ -110,15 +161,25 @@ void check_sizes_against_file(const detail::Graph& graph, const detail::Containe
             " but the file's weight sections hold " + std::to_string(weight_floats) +
             " floats; the file is damaged or not a model");
   }
+  // Each optimizer section is a flat buffer of the writer's layout (checked against it once
+  // the weights are read); it cannot exceed the weights' floats with every layer padded.
+  const uint64_t most =
+      weight_floats + static_cast<uint64_t>(graph.params().size() + 1) * detail::kParamAlignFloats;
   for (const detail::Section& s : c.sections) {
-    if (s.name.rfind("optimizer/", 0) == 0 &&
-        static_cast<int64_t>(s.values.size()) != graph.param_buffer_size()) {
+    if (s.name.rfind("optimizer/", 0) == 0 && s.values.size() > most) {
       throw FormatError(path, 16,
                         "section '" + s.name + "' has " + std::to_string(s.values.size()) +
-                            " values, the architecture's parameter buffer " +
-                            std::to_string(graph.param_buffer_size()));
+                            " values, more than the architecture's parameter buffer can hold");
     }
   }
+}
+
+// Keras 2's .h5 is read as a whole model only: writing tandem's format under that name would
+// make a file Keras cannot read, and Keras 2's weights-only .h5 is not read.
+[[noreturn]] void refuse_legacy_h5(const std::string& path, const char* what) {
+  throw ConfigError(path + ": " + what +
+                    " does not use Keras 2's .h5 format (tandem reads Keras 2 whole-model .h5 "
+                    "files with load); use Keras 3's .keras or .weights.h5, or .tandem");
 }
 
 uint64_t weights_bytes(const std::vector<Tensor>& weights) {
@@ -130,13 +191,14 @@ uint64_t weights_bytes(const std::vector<Tensor>& weights) {
 Model load_model(const detail::Container& c, const std::string& path) {
   std::pair<Node, Node> io;
   std::vector<Tensor> weights;
+  std::vector<size_t> source;
   const std::string name = c.header.value("name", "model");
   try {
     io = detail::Graph::nodes_from_json(c.header.at("architecture"));
     // The layout alone (no parameter buffer yet) says how much the model needs.
     const detail::Graph graph(io.first, io.second);
     check_sizes_against_file(graph, c, path);
-    weights = read_weights(graph, name, c, path);
+    weights = read_weights(graph, name, c, path, &source);
   } catch (const json::exception& e) {
     throw FormatError(path, 16, std::string("invalid architecture: ") + e.what());
   } catch (const ConfigError& e) {
@@ -184,15 +246,23 @@ Model load_model(const detail::Container& c, const std::string& path) {
     } catch (const ConfigError& e) {
       throw FormatError(path, 16, std::string("invalid compile section: ") + e.what());
     }
+    // Each slot from the writer's layout into this model's (the same unless the writer
+    // ordered the layers differently).
+    int64_t file_buffer = 0;
+    const std::vector<int64_t> offsets = file_offsets(c.header.at("weights"), file_buffer);
+    const auto& params = s.graph->params();
     for (size_t k = 0; k < s.optimizer_state.size(); ++k) {
       const auto& values = c.section("optimizer/" + std::to_string(k), path).values;
-      if (static_cast<int64_t>(values.size()) != s.optimizer_state[k].size()) {
+      if (static_cast<int64_t>(values.size()) != file_buffer) {
         throw FormatError(path, 0,
                           "optimizer slot " + std::to_string(k) + " has " +
                               std::to_string(values.size()) + " values, expected " +
-                              std::to_string(s.optimizer_state[k].size()));
+                              std::to_string(file_buffer));
       }
-      std::copy(values.begin(), values.end(), s.optimizer_state[k].data());
+      for (size_t i = 0; i < params.size(); ++i) {
+        const auto from = values.begin() + offsets[source[i]];
+        std::copy(from, from + params[i].size, s.optimizer_state[k].data() + params[i].offset);
+      }
     }
   }
   return model;
@@ -202,6 +272,8 @@ Model load_model(const detail::Container& c, const std::string& path) {
 
 void Model::save_weights(const std::string& path) const {
   ensure_built();
+  if (detail::is_keras_weights_path(path)) return detail::save_keras_weights(*this, path);
+  if (detail::is_legacy_h5_path(path)) refuse_legacy_h5(path, "save_weights");
   detail::Container c;
   c.header["kind"] = "weights";
   add_weights(*state_, get_weights(), c);
@@ -210,6 +282,10 @@ void Model::save_weights(const std::string& path) const {
 
 void Model::load_weights(const std::string& path) {
   ensure_built();
+  if (detail::is_keras_weights_path(path) || detail::is_keras_model_path(path)) {
+    return detail::load_keras_weights(*this, path);  // a .keras file's model.weights.h5
+  }
+  if (detail::is_legacy_h5_path(path)) refuse_legacy_h5(path, "load_weights");
   const auto c = detail::read_container(path, "");
   const std::string kind = c.header.value("kind", "");
   if (kind != "weights" && kind != "model") {
@@ -226,6 +302,8 @@ void Model::load_weights(const std::string& path) {
 
 void Model::save(const std::string& path) const {
   ensure_built();
+  if (detail::is_keras_model_path(path)) return detail::save_keras_model(*this, path);
+  if (detail::is_legacy_h5_path(path)) refuse_legacy_h5(path, "save");
   const auto& s = *state_;
   detail::Container c;
   c.header["kind"] = "model";
@@ -257,6 +335,8 @@ void Model::save(const std::string& path) const {
 }
 
 Model Model::load(const std::string& path) {
+  if (detail::is_keras_model_path(path)) return detail::load_keras_model(path);
+  if (detail::is_legacy_h5_path(path)) return detail::load_legacy_h5_model(path);
   const auto c = detail::read_container(path, "model");
   try {
     return load_model(c, path);

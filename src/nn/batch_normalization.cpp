@@ -27,7 +27,9 @@ class BatchNormalizationLayer final : public LayerImpl {
  public:
   explicit BatchNormalizationLayer(BatchNormalizationOptions options) : o_(std::move(options)) {
     name = o_.name;
-    if (o_.axis != -1) {
+    // -1, or the last axis counted as Keras 2 writes it, the batch axis being 0 (3 for
+    // images), checked against the input's rank when the layer is called.
+    if (o_.axis != -1 && o_.axis < 1) {
       throw ConfigError(where() + ": axis must be -1 (channels last), got " +
                         std::to_string(o_.axis));
     }
@@ -43,6 +45,10 @@ class BatchNormalizationLayer final : public LayerImpl {
   std::string type() const override { return "BatchNormalization"; }
 
   Shape output_shape(const std::vector<Shape>& inputs) const override {
+    if (o_.axis > 0 && !inputs.empty() && o_.axis != static_cast<int>(inputs[0].size())) {
+      throw ConfigError(where() + ": axis " + std::to_string(o_.axis) +
+                        " is not the last axis of its input (channels last only)");
+    }
     if (inputs.size() != 1 || inputs[0].empty()) {
       throw ShapeError(where() + ": expects one input of rank >= 1 (per sample)");
     }

@@ -22,6 +22,18 @@ inline Model weights_model() {
   return Model(in, Dense(3, "softmax")(Dense(6, "relu")(in)));
 }
 
+// The model whose weights (model.weights.h5) the keras_config harness zips with each
+// config.json it is given: a branch, BatchNormalization, and Adam's slots.
+inline Model keras_model() {
+  set_random_seed(7);
+  auto in = Input({6, 6, 2});
+  auto x = BatchNormalization()(Conv2D(3, 3, "relu", {.padding = "same"})(in));
+  auto y = Concatenate()({MaxPooling2D(2)(x), AveragePooling2D(2)(x)});
+  Model m(in, Dense(3, "softmax")(Dropout(0.5)(Flatten()(y))), "fuzz");
+  m.compile(Adam(0.01), "categorical_crossentropy", {"accuracy"});
+  return m;
+}
+
 inline nlohmann::json checkpoint_identity(const Model& m) {
   detail::RunChoices run;
   run.strategy = detail::StrategyKind::mirrored;

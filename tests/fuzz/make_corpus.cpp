@@ -11,6 +11,9 @@
 #include "data/fixture_files.h"
 #include "fuzz_models.h"
 #include "model/container.h"
+#ifdef TANDEM_HAVE_KERAS_FILES
+#include "model/keras/zip_archive.h"
+#endif
 
 namespace fs = std::filesystem;
 using namespace tandem;
@@ -129,6 +132,33 @@ void model_seeds(const fs::path& scratch) {
   }
 }
 
+// config.json texts for the keras_config harness: the one that fits its weights (compiled
+// and not), and near misses (a Sequential, a layer renamed, the graph cut).
+void keras_config_seeds(const fs::path& scratch) {
+  const auto config_of = [&](const Model& m) {
+    const std::string path = (scratch / "k.keras").string();
+    m.save(path);
+    return detail::ZipReader(slurp(path), path).read("config.json", 1 << 24);
+  };
+  Model m = fuzz::keras_model();
+  const std::string fitting = config_of(m);
+  put("keras_config", "fits-weights", fitting);
+  nlohmann::json renamed = nlohmann::json::parse(fitting);
+  renamed["config"]["layers"][1]["name"] = "other";
+  put("keras_config", "renamed-layer", renamed.dump());
+  nlohmann::json cut = nlohmann::json::parse(fitting);
+  cut["config"]["layers"].erase(cut["config"]["layers"].begin() + 2);
+  put("keras_config", "cut-graph", cut.dump());
+  auto in = Input({6, 6, 2});
+  Model uncompiled(in, Dense(3)(Flatten()(in)));
+  put("keras_config", "uncompiled-dense", config_of(uncompiled));
+  put("keras_config", "sequential",
+      R"({"class_name": "Sequential", "config": {"name": "s", "layers": [)"
+      R"({"class_name": "InputLayer", "config": {"batch_shape": [null, 6, 6, 2]}},)"
+      R"({"class_name": "Flatten", "config": {"name": "flatten"}},)"
+      R"({"class_name": "Dense", "config": {"name": "dense", "units": 3}}]}})");
+}
+
 void checkpoint_seeds() {
   Model m = fuzz::checkpoint_model();
   const nlohmann::json identity = fuzz::checkpoint_identity(m);
@@ -183,6 +213,9 @@ int main(int argc, char** argv) {
   npz_seeds();
   model_seeds(scratch);
   checkpoint_seeds();
+#ifdef TANDEM_HAVE_KERAS_FILES
+  keras_config_seeds(scratch);
+#endif
   profile_seeds();
   history_seeds();
   fs::remove_all(scratch);

@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "model/container.h"
+#include "model/model_state.h"
 #include "test_util.h"
 
 namespace tandem {
@@ -16,14 +18,8 @@ Model mlp(int64_t hidden = 8) {
   return Model(in, Dense(3, "softmax")(Dense(hidden, "relu")(in)));
 }
 
-void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
+using test::read_bytes;
+using test::write_bytes;
 
 TEST(Serialize, WholeModelRoundTripContinuesTrainingIdentically) {
   test::TempDir dir;
@@ -106,6 +102,59 @@ TEST(Serialize, CorruptTruncatedAndForeignFiles) {
 
   expect_error<IoError>([&] { Model::load(dir.file("missing.tandem")); }, {"missing.tandem"});
   expect_error<IoError>([&] { m.save(dir.file("no/such/dir/m.tandem")); }, {"no/such/dir"});
+}
+
+// A file whose weights are listed in another layer order (as tandem wrote branching graphs
+// before it ordered layers as Keras does) loads each weight and optimizer slot where it
+// belongs: entries are matched by layer and weight name, slots remapped from the writer's
+// layout.
+TEST(Serialize, WeightsListedInAnotherLayerOrderLoadWhereTheyBelong) {
+  test::TempDir dir;
+  auto in = Input({4});
+  auto a = Dense(5, "relu", {.name = "a"})(in);
+  auto b = Dense(5, "tanh", {.name = "b"})(in);
+  set_random_seed(2);
+  Model m(in, Dense(3, "softmax", {.name = "out"})(Concatenate()({a, b})));
+  m.compile(Adam(0.01), "categorical_crossentropy");
+  const auto toy = test::make_toy(32, 4, 3, 1);
+  m.fit(toy.x, toy.y_onehot, {.batch_size = 8, .epochs = 1, .verbose = 0, .seed = 1});
+  m.save(dir.file("m.tandem"));
+
+  // Rewrite the file with layers a and b swapped in the weights list, in the sections and in
+  // the optimizer slots' flat layout.
+  detail::Container c = detail::read_container(dir.file("m.tandem"), "model");
+  nlohmann::json& list = c.header["weights"];
+  ASSERT_EQ(list.size(), 6u);  // a, b, out: kernel and bias each
+  ASSERT_EQ(list[0]["layer"], "a");
+  ASSERT_EQ(list[2]["layer"], "b");
+  const std::vector<size_t> order = {2, 3, 0, 1, 4, 5};  // new entry i holds old entry order[i]
+  nlohmann::json swapped = nlohmann::json::array();
+  std::vector<detail::Section> sections;
+  for (size_t i = 0; i < order.size(); ++i) {
+    swapped.push_back(list[order[i]]);
+    sections.push_back({"w" + std::to_string(i),
+                        c.section("w" + std::to_string(order[i]), dir.file("m.tandem")).values});
+  }
+  // Old layout: a (20 + 5 floats) then b, each layer from a 16-float line; the swap moves
+  // b's slice to where a's was, and both are the same size, so offsets just trade places.
+  const auto& params = m.state().graph->params();
+  for (const detail::Section& old : c.sections) {
+    if (old.name.rfind("optimizer/", 0) != 0) continue;
+    std::vector<float> v = old.values;
+    const int64_t a_at = params[0].offset, b_at = params[2].offset, n = params[2].offset;
+    for (int64_t k = 0; k < n; ++k) std::swap(v[a_at + k], v[b_at + k]);
+    sections.push_back({old.name, v});
+  }
+  list = swapped;
+  c.sections = sections;
+  detail::write_container(dir.file("swapped.tandem"), c);
+
+  Model loaded = Model::load(dir.file("swapped.tandem"));
+  EXPECT_EQ(test::max_abs_diff(loaded.predict(toy.x), m.predict(toy.x)), 0.0);
+  m.fit(toy.x, toy.y_onehot, {.batch_size = 8, .epochs = 1, .verbose = 0, .seed = 4});
+  loaded.fit(toy.x, toy.y_onehot, {.batch_size = 8, .epochs = 1, .verbose = 0, .seed = 4});
+  const auto wa = m.get_weights(), wb = loaded.get_weights();
+  for (size_t i = 0; i < wa.size(); ++i) EXPECT_EQ(test::max_abs_diff(wa[i], wb[i]), 0.0) << i;
 }
 
 }  // namespace

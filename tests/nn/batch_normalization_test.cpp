@@ -109,7 +109,11 @@ TEST(BatchNormalization, PredictUsesTheMovingStatistics) {
 }
 
 TEST(BatchNormalization, BadArgumentsAndSharing) {
-  expect_error<ConfigError>([] { BatchNormalization({.axis = 1}); }, {"axis", "-1"});
+  expect_error<ConfigError>([] { BatchNormalization({.axis = 0}); }, {"axis", "-1"});
+  // A positive axis counts the batch axis, as Keras 2's files write it: only the last works.
+  expect_error<ConfigError>([] { BatchNormalization({.axis = 1})(Input({4, 4, 3})); },
+                            {"axis 1", "not the last axis"});
+  EXPECT_EQ(BatchNormalization({.axis = 3})(Input({4, 4, 3})).shape(), (Shape{4, 4, 3}));
   expect_error<ConfigError>([] { BatchNormalization({.momentum = 1.0}); }, {"momentum"});
   expect_error<ConfigError>([] { BatchNormalization({.epsilon = 0, .name = "b"}); },
                             {"BatchNormalization 'b'", "epsilon"});

@@ -15,15 +15,18 @@ from . import losses, metrics as metrics_module, optimizers
 from ._names import not_implemented
 from .layers.base import InputLayer, KerasTensor, Layer, Input
 
-_KERAS_SUFFIXES = (".keras", ".h5", ".hdf5")
+_LEGACY_H5_SUFFIXES = (".h5", ".hdf5")
 
 
 def check_tandem_path(path, owner):
-    """Keras's own file formats arrive with the Keras-files work; until then writing tandem's
-    format under a Keras name would make a file Keras cannot read."""
-    if str(path).lower().endswith(_KERAS_SUFFIXES):
-        raise not_implemented(f"{owner}({path!r}): Keras's .keras/.h5 format",
-                              "save to a .tandem file (tandem's own format)")
+    """The suffix picks the format in C++: .keras and .weights.h5 are Keras 3's, a Keras 2
+    whole-model .h5 is read by load_model, anything else is tandem's own. tandem does not
+    write Keras 2's .h5: its format under that name would make a file Keras cannot read."""
+    lower = str(path).lower()
+    if (lower.endswith(_LEGACY_H5_SUFFIXES) and not lower.endswith(".weights.h5")
+            and owner != "load_model"):
+        raise not_implemented(f"{owner}({path!r}): Keras 2's .h5 format (read by load_model only)",
+                              "use Keras 3's .keras (or .weights.h5), or tandem's .tandem")
 
 
 def _as_array(x, what):
@@ -333,8 +336,8 @@ class Model:
         self._cpp.set_weights([np.ascontiguousarray(w, dtype=np.float32) for w in weights])
 
     def save(self, filepath, overwrite=True, **kwargs):
-        """The whole model (architecture, weights, optimizer and its state) in tandem's
-        format, written atomically."""
+        """The whole model (architecture, weights, optimizer and its state), written
+        atomically: Keras 3's format for a .keras path, tandem's otherwise."""
         path = os.fspath(filepath)
         check_tandem_path(path, "save")
         if not overwrite and os.path.exists(path):
@@ -457,7 +460,8 @@ class _Loaded(Model):
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
-    """A model saved by ``model.save`` (tandem's format): architecture, weights, optimizer."""
+    """A model saved by ``model.save``, tandem's or Keras 3's (.keras, as Keras writes it):
+    architecture, weights, optimizer and its state."""
     path = os.fspath(filepath)
     check_tandem_path(path, "load_model")
     if custom_objects:
