@@ -289,6 +289,24 @@ TEST(KerasFiles, WhatTandemLacksIsNamed) {
                             json::parse("[[\"head\", 0, 0], [\"features\", 0, 0]]");
                       },
                       {"output_layers", "several inputs or outputs"});
+  expect_config_error(
+      d, good,
+      [](json& c) {
+        json history = json::object(), node = json::object(), entry = json::object();
+        history["class_name"] = "__keras_tensor__";
+        history["config"]["keras_history"] = json::array({c["config"]["layers"][0]["name"], 0, 0});
+        node["args"] = json::array({history});
+        node["kwargs"] = json::object();
+        entry["class_name"] = "Flatten";
+        entry["name"] = "dangling";
+        entry["config"]["name"] = "dangling";
+        entry["inbound_nodes"] = json::array({node});
+        c["config"]["layers"].insert(c["config"]["layers"].begin() + 1, entry);
+      },
+      {"layer 'dangling' is not on the way from the input to the output"});
+  expect_config_error(d, good,
+                      [](json& c) { layer_named(c, "features")["config"]["units"] = "many"; },
+                      {"config.json", "'units' must be an integer"});
   // A weight the config changes (units) no longer fits the file: the dataset is named.
   expect_config_error(d, good, [](json& c) { layer_named(c, "features")["config"]["units"] = 9; },
                       {"HDF5 object 'layers/dense", "has shape (128, 16)", "(128, 9)"});

@@ -222,6 +222,15 @@ Model build_keras_model(const KerasModel& keras, const std::string& path, const 
   }
   Model model = allocating(path, "the parameters of model '" + keras.name + "'", bound,
                            [&] { return Model(io.first, io.second, keras.name); });
+  // Every layer the file lists is one the model computes with (Keras lists no others).
+  std::map<std::string, int> in_graph;
+  for (const LayerEntry& e : model.state().graph->layers()) in_graph[e.layer->name] = 1;
+  for (const KerasLayerPath& p : keras.paths) {
+    if (!in_graph.count(p.layer)) {
+      throw FormatError(path, source + ": layer '" + p.layer +
+                                  "' is not on the way from the input to the output");
+    }
+  }
   if (keras.compile) {
     try {
       model.compile(keras.compile->optimizer, keras.compile->loss, keras.compile->metrics);
@@ -303,6 +312,17 @@ Variables read_legacy_variables(const ModelState& s, const std::vector<KerasLaye
   return v;
 }
 
+// The translation of a Keras config, with any JSON type or range error it meets (a key of
+// the wrong type the translator did not check first) as a FormatError naming the part.
+template <class F>
+KerasModel translated(const std::string& path, const char* source, F&& translate) {
+  try {
+    return translate();
+  } catch (const json::exception& e) {
+    throw FormatError(path, std::string(source) + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 Model load_keras_model(const std::string& path) {
@@ -310,10 +330,11 @@ Model load_keras_model(const std::string& path) {
   json config;
   try {
     config = json::parse(zip.read("config.json", kMaxConfigBytes));
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a huge number
     throw FormatError(path, std::string("zip entry 'config.json' is not JSON: ") + e.what());
   }
-  const KerasModel keras = model_from_keras_config(config, path);
+  const KerasModel keras =
+      translated(path, "config.json", [&] { return model_from_keras_config(config, path); });
   uint64_t bound = 0;
   Model model = build_keras_model(keras, path, "config.json", bound);
   const std::string weights = zip.read(kWeightsEntry, bound);
@@ -338,12 +359,14 @@ Model load_legacy_h5_model(const std::string& path) {
     if (const auto training = h5.string_attribute("/", "training_config")) {
       training_config = json::parse(*training);
     }
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw FormatError(path,
                       std::string("model_config or training_config is not JSON: ") + e.what());
   }
-  const KerasModel keras = model_from_keras_config(
-      config_from_legacy_h5(model_config, training_config), path, "model_config");
+  const KerasModel keras = translated(path, "model_config", [&] {
+    return model_from_keras_config(config_from_legacy_h5(model_config, training_config), path,
+                                   "model_config");
+  });
   uint64_t bound = 0;
   Model model = build_keras_model(keras, path, "model_config", bound);
   ModelState& s = model.state();
