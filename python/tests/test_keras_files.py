@@ -123,7 +123,7 @@ def test_unsupported_layer_and_damaged_file_are_named(tmp_path):
         entries = {n: z.read(n) for n in z.namelist()}
     with zipfile.ZipFile(tmp_path / "bad.keras", "w") as z:
         for name, contents in entries.items():
-            z.writestr(name, b"\0" * 512 if name == "model.weights.h5" else contents)
+            z.writestr(name, b"\0" * 65536 if name == "model.weights.h5" else contents)
     with pytest.raises(tandem.FormatError, match=r"zip entry 'model\.weights\.h5'.*not a readable HDF5"):
         keras.models.load_model(tmp_path / "bad.keras")
     assert data["x"].shape == (32, 12)

@@ -202,7 +202,7 @@ TEST(KerasFiles, DamagedFilesNameThePartAtFault) {
   expect_error<IoError>([&] { Model::load(dir.file("absent.keras")); }, {"absent.keras"});
 
   Entries e = good;
-  e.weights = std::string(4096, '\0');
+  e.weights = std::string(1 << 16, '\0');  // room for the weights, but not HDF5
   write_keras(dir.file("h5.keras"), e);
   expect_error<FormatError>([&] { Model::load(dir.file("h5.keras")); },
                             {"h5.keras", "zip entry 'model.weights.h5'", "not a readable HDF5"});
@@ -307,6 +307,10 @@ TEST(KerasFiles, WhatTandemLacksIsNamed) {
   expect_config_error(d, good,
                       [](json& c) { layer_named(c, "features")["config"]["units"] = "many"; },
                       {"config.json", "'units' must be an integer"});
+  // Weights the file cannot hold are refused before the model's buffer is allocated.
+  expect_config_error(
+      d, good, [](json& c) { layer_named(c, "features")["config"]["units"] = int64_t{1} << 30; },
+      {"config.json describes", "zip entry 'model.weights.h5' holds"});
   // A weight the config changes (units) no longer fits the file: the dataset is named.
   expect_config_error(d, good, [](json& c) { layer_named(c, "features")["config"]["units"] = 9; },
                       {"HDF5 object 'layers/dense", "has shape (128, 16)", "(128, 9)"});

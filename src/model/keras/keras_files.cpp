@@ -206,13 +206,24 @@ void save_keras_model(const Model& model, const std::string& path) {
 namespace {
 
 // The model `keras` describes, compiled as its file says, its weights not yet set; `bound`
-// receives what its weights file can hold at most.
+// receives what its weights file can hold at most. `held` is what the file's weights part
+// (`part`) holds: an architecture whose weights need more is refused before its parameter
+// buffer is allocated.
 Model build_keras_model(const KerasModel& keras, const std::string& path, const std::string& source,
-                        uint64_t& bound) {
+                        uint64_t held, const std::string& part, uint64_t& bound) {
   std::pair<Node, Node> io;
   try {
     io = Graph::nodes_from_json(keras.architecture);
-    bound = weights_file_bound(Graph(io.first, io.second));
+    const Graph graph(io.first, io.second);
+    bound = weights_file_bound(graph);
+    uint64_t floats = 0;
+    for (const ParamEntry& p : graph.params()) floats += static_cast<uint64_t>(p.size);
+    if (floats * sizeof(float) > held) {
+      throw FormatError(path, source + " describes " + std::to_string(floats) + " weights (" +
+                                  std::to_string(floats * sizeof(float)) + " bytes) but " + part +
+                                  " holds " + std::to_string(held) +
+                                  " bytes: the file is damaged or its parts do not match");
+    }
   } catch (const json::exception& e) {
     throw FormatError(path, source + ": " + e.what());
   } catch (const ConfigError& e) {
@@ -335,8 +346,12 @@ Model load_keras_model(const std::string& path) {
   }
   const KerasModel keras =
       translated(path, "config.json", [&] { return model_from_keras_config(config, path); });
+  if (!zip.contains(kWeightsEntry)) {
+    throw FormatError(path, "has no zip entry 'model.weights.h5' (not a Keras 3 .keras file?)");
+  }
   uint64_t bound = 0;
-  Model model = build_keras_model(keras, path, "config.json", bound);
+  Model model = build_keras_model(keras, path, "config.json", zip.declared_size(kWeightsEntry),
+                                  "zip entry 'model.weights.h5'", bound);
   const std::string weights = zip.read(kWeightsEntry, bound);
   ModelState& s = model.state();
   const H5Reader h5(weights, path, "zip entry 'model.weights.h5'");
@@ -368,7 +383,7 @@ Model load_legacy_h5_model(const std::string& path) {
                                    "model_config");
   });
   uint64_t bound = 0;
-  Model model = build_keras_model(keras, path, "model_config", bound);
+  Model model = build_keras_model(keras, path, "model_config", bytes.size(), "the file", bound);
   ModelState& s = model.state();
   apply_variables(s, keras.paths, read_legacy_variables(s, keras.paths, h5, path));
   return model;

@@ -48,6 +48,13 @@ bool ZipReader::contains(const std::string& entry) const {
   return zip_name_locate(archive_, entry.c_str(), 0) >= 0;
 }
 
+uint64_t ZipReader::declared_size(const std::string& entry) const {
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat(archive_, entry.c_str(), 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE)) return 0;
+  return st.size;
+}
+
 std::string ZipReader::read(const std::string& entry, uint64_t max_bytes) const {
   const std::string where = "zip entry '" + entry + "'";
   zip_stat_t st;

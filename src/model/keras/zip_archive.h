@@ -21,6 +21,8 @@ class ZipReader {
   ZipReader& operator=(const ZipReader&) = delete;
 
   bool contains(const std::string& entry) const;
+  // The uncompressed size `entry` declares (0 when it is missing).
+  uint64_t declared_size(const std::string& entry) const;
   // The uncompressed bytes of `entry`, whose declared size must be at most max_bytes (checked
   // before anything is allocated); FormatError naming the entry when it is missing, larger,
   // encrypted, or fails its CRC.
