@@ -40,8 +40,10 @@ if [ "${TANDEM_SKIP_SANITIZERS:-0}" != 1 ]; then
 
   # The parallel code (devices, communicator, reducer, strategies) under ThreadSanitizer,
   # and 2 MPI ranks on loopback: the communication thread and the hierarchical reducer.
+  # This build is also the one without Keras-file support (-DTANDEM_WITH_KERAS_FILES=OFF,
+  # which none of its tests need), so that configuration is compiled and linked too.
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DTANDEM_BUILD_BENCH=OFF \
-    -DTANDEM_SANITIZE=thread
+    -DTANDEM_SANITIZE=thread -DTANDEM_WITH_KERAS_FILES=OFF
   cmake --build build-tsan -j "$jobs" --target tandem_tests tandem_mpi_tests
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/scripts/tsan.supp" \
     stage tsan ctest --test-dir build-tsan --output-on-failure -j "$jobs" \

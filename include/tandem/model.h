@@ -89,6 +89,13 @@ struct PredictOptions {
   int verbose = 0;
 };
 
+struct LoadOptions {
+  // false: the architecture and weights only, as Keras's load_model(compile=False). The
+  // file's optimizer, loss, metrics and optimizer state are not read (a model compiled in
+  // Keras with a loss tandem lacks still loads); compile() before fit.
+  bool compile = true;
+};
+
 // Timing of the last fit / evaluate / predict, for reports and benchmarks.
 struct RunTimes {
   double fit_seconds = 0, predict_seconds = 0, evaluate_seconds = 0;
@@ -143,13 +150,17 @@ class Model {
   // otherwise tandem's own, versioned and checksummed. save_weights / load_weights take
   // Keras's .weights.h5 the same way (load_weights also a .keras file's weights).
   void save(const std::string& path) const;
-  static Model load(const std::string& path);
+  static Model load(const std::string& path, const LoadOptions& options = {});
   void save_weights(const std::string& path) const;
   // Into this architecture; a file from another architecture is a ShapeError.
   void load_weights(const std::string& path);
 
   // The compiled loss's name ("categorical_crossentropy", ...); empty before compile().
   std::string loss() const;
+  // The compiled optimizer as compile() was given it (its learning rate as compiled;
+  // learning_rate() is the one training uses now), and the metrics; none before compile().
+  std::optional<Optimizer> optimizer() const;
+  std::vector<std::string> metrics() const;
   double learning_rate() const;
   void set_learning_rate(double learning_rate);
   bool stop_training = false;

@@ -1,7 +1,9 @@
-// Optimizers with Keras's defaults and update rules (Keras 3 / tf.keras, float32):
-//   SGD      m = momentum*m - lr*g; w += m  (nesterov: w += momentum*m - lr*g; no momentum: w -=
-//   lr*g) RMSprop  v = rho*v + (1-rho)*g^2; w -= lr*g / sqrt(v + epsilon) Adam     m +=
-//   (g-m)(1-b1); v += (g^2-v)(1-b2); w -= lr*sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + epsilon)
+// Optimizers with Keras's defaults and update rules (Keras 3 / tf.keras, float32).
+// SGD: m = momentum*m - lr*g; w += m. Nesterov: w += momentum*m - lr*g. Without momentum:
+//   w -= lr*g.
+// RMSprop: v = rho*v + (1-rho)*g^2; w -= lr*g / sqrt(v + epsilon).
+// Adam: m += (g-m)(1-b1); v += (g^2-v)(1-b2);
+//   w -= lr*sqrt(1-b2^t)/(1-b1^t) * m / (sqrt(v) + epsilon).
 // Accumulators start at zero.
 #pragma once
 

@@ -156,12 +156,19 @@ void bind_model(nb::module_& m) {
           },
           nb::arg("weights"))
       .def("save", &Model::save, nb::arg("path"), nb::call_guard<nb::gil_scoped_release>())
-      .def_static("load", &Model::load, nb::arg("path"), nb::call_guard<nb::gil_scoped_release>())
+      .def_static(
+          "load",
+          [](const std::string& path, bool compile) {
+            return Model::load(path, LoadOptions{.compile = compile});
+          },
+          nb::arg("path"), nb::arg("compile") = true, nb::call_guard<nb::gil_scoped_release>())
       .def("save_weights", &Model::save_weights, nb::arg("path"),
            nb::call_guard<nb::gil_scoped_release>())
       .def("load_weights", &Model::load_weights, nb::arg("path"),
            nb::call_guard<nb::gil_scoped_release>())
       .def_prop_ro("loss", &Model::loss)
+      .def_prop_ro("optimizer", &Model::optimizer)
+      .def_prop_ro("metrics", &Model::metrics)
       .def_prop_rw("learning_rate", &Model::learning_rate, &Model::set_learning_rate)
       .def_rw("stop_training", &Model::stop_training)
       .def("run_times", [](const Model& model) {

@@ -3,7 +3,9 @@ functional convnet with BatchNormalization and one with branches (Concatenate, A
 Dropout), each way. Keras runs in its own interpreter (keras_side.py in .venv-keras, made by
 scripts/keras_env.sh: Keras 3 on JAX). Predictions agree within 1e-5, and a model trained
 in one continues in the other from the same optimizer state: the next step's weights match
-within 1e-5 for SGD with momentum, RMSprop and Adam."""
+within 1e-5 for SGD with momentum, RMSprop and Adam. Each loss and accuracy tandem has
+(by name and as a Keras object) gives Keras's evaluate() logs, names included, either way."""
+import json
 import os
 import subprocess
 import zipfile
@@ -31,7 +33,7 @@ def keras_side(*args):
 
 def write_data(directory, kind):
     rng = np.random.default_rng(11)
-    shape = (32, 12) if kind in ("sequential", "unsupported", "crossed") else (32, 8, 8, 2)
+    shape = (32, 12) if kind in ("sequential", "unsupported", "crossed", "shared") else (32, 8, 8, 2)
     x = rng.standard_normal(shape).astype(np.float32)
     y = np.eye(4, dtype=np.float32)[rng.integers(0, 4, 32)]
     np.savez(directory / "data.npz", x=x, y=y)
@@ -50,7 +52,7 @@ def next_step(model, data):
 
 
 CONTINUED = [(kind, opt) for kind in ("sequential", "functional")
-             for opt in ("sgd", "rmsprop", "adam")] + [("crossed", "adam")]
+             for opt in ("sgd", "rmsprop", "adam")] + [("crossed", "adam"), ("shared", "sgd")]
 
 
 @pytest.mark.parametrize("kind,optimizer", CONTINUED)
@@ -142,3 +144,90 @@ def test_keras2_h5_files_load_and_predict_as_keras_did():
                                    err_msg=name, **TOLERANCE)
     with pytest.raises(NotImplementedError, match=r"\.h5"):
         model.save(os.path.join(golden, "never.h5"))
+
+
+@pytest.fixture(scope="module")
+def keras_loss_files(tmp_path_factory):
+    """Keras's side of the loss and metric tests: one Keras process for every case."""
+    out = tmp_path_factory.mktemp("losses")
+    keras_side("losses", out)
+    return out
+
+
+def loss_data():
+    return keras_models.loss_data(np.random.default_rng(5))
+
+
+def assert_same_logs(actual, expected, case):
+    assert sorted(actual) == sorted(expected), (case, actual, expected)
+    for key, value in expected.items():
+        np.testing.assert_allclose(actual[key], value, err_msg=f"{case}: {key}", **TOLERANCE)
+
+
+@pytest.mark.parametrize("case", sorted(keras_models.LOSS_CASES))
+def test_each_loss_and_metric_evaluates_and_continues_as_in_keras(keras_loss_files, case):
+    data = loss_data()
+    labels = data[keras_models.LOSS_CASES[case][3]]
+    model = keras.models.load_model(keras_loss_files / f"keras_{case}.keras")
+    logs = model.evaluate(data["x"], labels, batch_size=32, verbose=0, return_dict=True)
+    with open(keras_loss_files / "keras_logs.json") as f:
+        assert_same_logs(logs, json.load(f)[case], case)
+    model.train_on_batch(data["x"][:keras_models.BATCH], labels[:keras_models.BATCH])
+    assert_same_weights(model.get_weights(), np.load(keras_loss_files / f"keras_next_{case}.npz"))
+
+
+def test_each_loss_and_metric_tandem_saves_evaluates_so_in_keras(tmp_path):
+    data = loss_data()
+    expected = {}
+    for case, (_, _, _, labels) in keras_models.LOSS_CASES.items():
+        keras.utils.set_random_seed(3)
+        model = keras_models.build_for_loss(keras, case)
+        keras_models.compile_and_fit_for_loss(keras, model, case, data)
+        model.save(tmp_path / f"tandem_{case}.keras")
+        expected[case] = model.evaluate(data["x"], data[labels], batch_size=32, verbose=0,
+                                        return_dict=True)
+    keras_side("evaluate", tmp_path)
+    with open(tmp_path / "tandem_logs.json") as f:
+        got = json.load(f)
+    assert sorted(got) == sorted(expected)
+    for case in expected:
+        assert_same_logs(got[case], expected[case], case)
+
+
+def test_load_model_without_compile(keras_loss_files):
+    """compile=False, as Keras's: weights and architecture, no optimizer, loss or state; a
+    file compiled with a loss tandem lacks loads so, and not otherwise."""
+    data = loss_data()
+    path = keras_loss_files / "keras_cce_accuracy.keras"
+    compiled = keras.models.load_model(path)
+    assert compiled.optimizer.get_config()["name"] == "adam"
+    assert compiled.optimizer.learning_rate == pytest.approx(0.005)
+    assert compiled.loss == "categorical_crossentropy"
+    bare = keras.models.load_model(path, compile=False)
+    assert bare.optimizer is None
+    np.testing.assert_array_equal(bare.predict(data["x"], verbose=0),
+                                  compiled.predict(data["x"], verbose=0))
+    with pytest.raises(tandem.ConfigError, match="must be compiled before"):
+        bare.fit(data["x"], data["onehot"], verbose=0)
+    bare.compile(optimizer="sgd", loss="categorical_crossentropy")
+    bare.fit(data["x"], data["onehot"], epochs=1, verbose=0)
+
+    huber = keras_loss_files / "keras_huber.keras"
+    with pytest.raises(tandem.FormatError, match=r"compile_config.*unknown loss 'huber'"):
+        keras.models.load_model(huber)
+    model = keras.models.load_model(huber, compile=False)
+    assert model.predict(data["x"], verbose=0).shape == (32, 4)
+
+
+def test_keras2_weights_only_h5_loads_into_a_model_built_again():
+    """Keras 2's save_weights("x.h5"): matched by layer order, as Keras's load_weights."""
+    golden = os.path.join(HERE, "..", "..", "tests", "golden", "keras2")
+    with open(os.path.join(golden, "expected.json")) as f:
+        entry = json.load(f)["files"]["sequential_sgd_keras2"]
+    model = keras.Sequential([keras.Input((12,)), keras.layers.Dense(16, activation="relu"),
+                              keras.layers.Dense(4, activation="softmax")])
+    model.load_weights(os.path.join(golden, entry["weights_file"]))
+    x = np.asarray(entry["predict"]["x"], np.float32)
+    np.testing.assert_allclose(model.predict(x, verbose=0), entry["predict"]["y"], **TOLERANCE)
+    with pytest.raises(NotImplementedError, match=r"\.h5"):
+        model.save_weights(os.path.join(golden, "never.h5"))

@@ -5,7 +5,10 @@ tests/golden/keras2_h5_golden_test.cpp.
   .venv-peers/bin/python scripts/golden/keras2_h5.py --writer keras2   # tf_keras 2.x
   .venv-peers/bin/python scripts/golden/keras2_h5.py --writer keras3   # keras 3, legacy h5
 
-Each model is compiled, trained 3 steps of batch 8 and saved; expected.json records its
+Each model is compiled, trained 3 steps of batch 8 and saved (Keras 2 also saves its
+weights alone, save_weights("x.h5"), as <name>_weights.h5, and the first model's again
+with its name lists as fixed-length strings, as Keras 2 on h5py 2 wrote them, as
+<name>_fixed_strings_weights.h5); expected.json records its
 predictions on 5 rows (inference mode) and, after one more train_on_batch on a fixed batch,
 the loss that step reported, every weight in get_weights() order and the optimizer's step
 count. The continuation models have no Dropout, so the step is deterministic.
@@ -56,6 +59,25 @@ def floats(a):
     return [float(np.float32(v)) for v in np.asarray(a, dtype=np.float32).ravel()]
 
 
+def fixed_strings_copy(out, weights_file):
+    """A copy of `weights_file` whose layer_names and weight_names attributes are arrays of
+    fixed-length byte strings (h5py 3 writes variable-length ones)."""
+    import shutil
+    import h5py
+    copy = weights_file.replace("_weights.h5", "_fixed_strings_weights.h5")
+    shutil.copyfile(os.path.join(out, weights_file), os.path.join(out, copy))
+    with h5py.File(os.path.join(out, copy), "r+") as f:
+        groups = [f] + [f[n] for n in f.attrs["layer_names"]]
+        for g in groups:
+            for key in ("layer_names", "weight_names"):
+                if key in g.attrs and len(g.attrs[key]):
+                    names = [n.encode() if isinstance(n, str) else n for n in g.attrs[key]]
+                    del g.attrs[key]
+                    g.attrs[key] = np.array(names, dtype=f"S{max(map(len, names))}")
+                    assert g.attrs[key].dtype.kind == "S"
+    return copy
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--writer", choices=["keras2", "keras3"], required=True)
@@ -87,11 +109,20 @@ def main():
             model.train_on_batch(x[step * 8:(step + 1) * 8], y[step * 8:(step + 1) * 8])
         file = f"{name}_{args.writer}.h5"
         model.save(os.path.join(args.out, file))
+        weights_file = None
+        if args.writer == "keras2":
+            weights_file = f"{name}_{args.writer}_weights.h5"
+            model.save_weights(os.path.join(args.out, weights_file))
         px = rng.uniform(-1, 1, (5,) + shape).astype(np.float32)
         entry = {"file": file, "input_shape": list(shape), "loss": loss,
                  "iterations": int(model.optimizer.iterations.numpy()),
+                 "layers": [type(layer).__name__ for layer in model.layers if layer.weights],
                  "predict": {"x": [floats(r) for r in px],
                              "y": [floats(r) for r in model.predict(px, verbose=0)]}}
+        if weights_file:
+            entry["weights_file"] = weights_file
+            if name == "sequential_sgd":
+                entry["fixed_strings_file"] = fixed_strings_copy(args.out, weights_file)
         if continuation:
             cx = rng.uniform(-1, 1, (6,) + shape).astype(np.float32)
             cy = np.eye(4, dtype=np.float32)[rng.randint(0, 4, 6)]

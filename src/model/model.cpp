@@ -5,8 +5,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <iostream>
-#include <set>
+#include <map>
+#include <optional>
 
 #include "model/model_state.h"
 #include "nn/initializer.h"
@@ -120,18 +122,43 @@ void Model::compile(const Optimizer& optimizer, const std::string& loss,
   }
   c.kernel = detail::with_moving_averages(detail::make_optimizer_kernel(optimizer), moving);
   c.loss = detail::Loss(detail::parse_loss(loss));
-  // Keras's spellings of accuracy; each picks the accuracy that fits the loss, as "accuracy"
-  // does, and names the logs as the user wrote it ("acc" -> "acc", "val_acc").
-  static const std::set<std::string> kAccuracy = {"accuracy", "acc", "categorical_accuracy",
-                                                  "sparse_categorical_accuracy", "binary_accuracy"};
+  // Keras's accuracies: "accuracy" and "acc" pick the one that fits the shapes, as Keras 3
+  // does; the others are what they name. The logs use the name as the user wrote it
+  // ("acc" -> "acc", "val_acc").
+  static const std::map<std::string, std::optional<detail::AccuracyKind>> kAccuracy = {
+      {"accuracy", std::nullopt},
+      {"acc", std::nullopt},
+      {"categorical_accuracy", detail::AccuracyKind::categorical},
+      {"sparse_categorical_accuracy", detail::AccuracyKind::sparse_categorical},
+      {"binary_accuracy", detail::AccuracyKind::binary}};
+  c.accuracy_kind = detail::accuracy_for(c.loss.kind(), s.classes());
   for (const std::string& m : metrics) {
-    if (!kAccuracy.contains(m)) throw ConfigError("unknown metric '" + m + "' (known: accuracy)");
+    // Keras matches "accuracy" and "acc" in any case ("Accuracy"); the others exactly.
+    std::string lower = m;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const auto known = kAccuracy.find(lower == "accuracy" || lower == "acc" ? lower : m);
+    if (known == kAccuracy.end()) {
+      throw ConfigError("unknown metric '" + m +
+                        "' (known: accuracy, acc, categorical_accuracy, "
+                        "sparse_categorical_accuracy, binary_accuracy)");
+    }
     if (c.accuracy) throw ConfigError("metric '" + m + "': accuracy is already a metric");
     c.accuracy = true;
     c.accuracy_name = m;
+    if (known->second) c.accuracy_kind = *known->second;
+  }
+  // Sparse labels (class indices) or one value per output: the accuracy must read the same.
+  const bool sparse_labels = c.loss.kind() == detail::LossKind::sparse_categorical_crossentropy;
+  const bool sparse_metric = c.accuracy_kind == detail::AccuracyKind::sparse_categorical;
+  if (c.accuracy && sparse_labels != sparse_metric && s.classes() > 1) {
+    throw ConfigError("metric '" + c.accuracy_name + "' " +
+                      (sparse_metric ? "reads class indices as labels, but loss " + loss +
+                                           " takes one label value per output"
+                                     : "compares each output with its own label, but loss " + loss +
+                                           " takes class indices") +
+                      ": use metrics=['accuracy'], which picks the accuracy that fits");
   }
   c.metrics = metrics;
-  c.accuracy_kind = detail::accuracy_for(c.loss.kind(), s.classes());
   s.train_on_batch_cache.reset();  // it points at the kernel and state replaced here
   s.compiled = std::move(c);
   s.learning_rate = optimizer.learning_rate;
@@ -197,6 +224,15 @@ void Model::set_weights(const std::vector<Tensor>& weights) {
 
 std::string Model::loss() const {
   return state_->compiled ? detail::loss_name(state_->compiled->loss.kind()) : "";
+}
+
+std::optional<Optimizer> Model::optimizer() const {
+  if (!state_->compiled) return std::nullopt;
+  return state_->compiled->optimizer;
+}
+
+std::vector<std::string> Model::metrics() const {
+  return state_->compiled ? state_->compiled->metrics : std::vector<std::string>{};
 }
 
 double Model::learning_rate() const {

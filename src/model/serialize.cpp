@@ -174,12 +174,12 @@ void check_sizes_against_file(const detail::Graph& graph, const detail::Containe
   }
 }
 
-// Keras 2's .h5 is read as a whole model only: writing tandem's format under that name would
-// make a file Keras cannot read, and Keras 2's weights-only .h5 is not read.
+// Keras 2's .h5 is read (load, load_weights), never written: tandem's format under that name
+// would make a file Keras cannot read, and Keras 3 writes no .h5 either.
 [[noreturn]] void refuse_legacy_h5(const std::string& path, const char* what) {
   throw ConfigError(path + ": " + what +
-                    " does not use Keras 2's .h5 format (tandem reads Keras 2 whole-model .h5 "
-                    "files with load); use Keras 3's .keras or .weights.h5, or .tandem");
+                    " does not write Keras 2's .h5 format (tandem reads it: load and "
+                    "load_weights); use Keras 3's .keras or .weights.h5, or .tandem");
 }
 
 uint64_t weights_bytes(const std::vector<Tensor>& weights) {
@@ -188,7 +188,7 @@ uint64_t weights_bytes(const std::vector<Tensor>& weights) {
   return floats * sizeof(float);
 }
 
-Model load_model(const detail::Container& c, const std::string& path) {
+Model load_model(const detail::Container& c, const std::string& path, bool compile) {
   std::pair<Node, Node> io;
   std::vector<Tensor> weights;
   std::vector<size_t> source;
@@ -212,7 +212,7 @@ Model load_model(const detail::Container& c, const std::string& path) {
                            [&] { return Model(io.first, io.second, name); });
   auto& s = model.state();
   model.set_weights(weights);
-  if (c.header.contains("compile")) {
+  if (compile && c.header.contains("compile")) {
     try {
       const json& cc = c.header.at("compile");
       const json& oj = cc.at("optimizer");
@@ -225,11 +225,17 @@ Model load_model(const detail::Container& c, const std::string& path) {
       o.beta_1 = oj.at("beta_1").get<double>();
       o.beta_2 = oj.at("beta_2").get<double>();
       o.epsilon = oj.at("epsilon").get<double>();
-      allocating(path, "the optimizer state of model '" + name + "'", weights_bytes(weights) * 2,
-                 [&] {
-                   model.compile(o, cc.at("loss").get<std::string>(),
-                                 cc.at("metrics").get<std::vector<std::string>>());
-                 });
+      try {
+        allocating(path, "the optimizer state of model '" + name + "'", weights_bytes(weights) * 2,
+                   [&] {
+                     model.compile(o, cc.at("loss").get<std::string>(),
+                                   cc.at("metrics").get<std::vector<std::string>>());
+                   });
+      } catch (const ConfigError& e) {
+        throw ConfigError(std::string(e.what()) +
+                          " (load with compile=False to read the model without its compile "
+                          "section)");
+      }
       const json& iterations = c.header.at("iterations");
       if (!iterations.is_number_integer() || iterations.get<int64_t>() < 0) {
         throw FormatError(path, 16,
@@ -285,7 +291,7 @@ void Model::load_weights(const std::string& path) {
   if (detail::is_keras_weights_path(path) || detail::is_keras_model_path(path)) {
     return detail::load_keras_weights(*this, path);  // a .keras file's model.weights.h5
   }
-  if (detail::is_legacy_h5_path(path)) refuse_legacy_h5(path, "load_weights");
+  if (detail::is_legacy_h5_path(path)) return detail::load_legacy_h5_weights(*this, path);
   const auto c = detail::read_container(path, "");
   const std::string kind = c.header.value("kind", "");
   if (kind != "weights" && kind != "model") {
@@ -334,12 +340,12 @@ void Model::save(const std::string& path) const {
   detail::write_container(path, std::move(c));
 }
 
-Model Model::load(const std::string& path) {
-  if (detail::is_keras_model_path(path)) return detail::load_keras_model(path);
-  if (detail::is_legacy_h5_path(path)) return detail::load_legacy_h5_model(path);
+Model Model::load(const std::string& path, const LoadOptions& options) {
+  if (detail::is_keras_model_path(path)) return detail::load_keras_model(path, options.compile);
+  if (detail::is_legacy_h5_path(path)) return detail::load_legacy_h5_model(path, options.compile);
   const auto c = detail::read_container(path, "model");
   try {
-    return load_model(c, path);
+    return load_model(c, path, options.compile);
   } catch (const json::exception& e) {
     throw FormatError(path, 16, std::string("invalid model header: ") + e.what());
   }

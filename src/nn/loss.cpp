@@ -165,7 +165,7 @@ double Loss::compute(const float* out, const float* target, int64_t batch, int64
 }
 
 AccuracyKind accuracy_for(LossKind loss, int64_t classes) {
-  if (loss == LossKind::binary_crossentropy || classes == 1) return AccuracyKind::binary;
+  if (classes == 1) return AccuracyKind::binary;
   if (loss == LossKind::sparse_categorical_crossentropy) return AccuracyKind::sparse_categorical;
   return AccuracyKind::categorical;
 }
@@ -190,7 +190,8 @@ double accuracy_sum(AccuracyKind kind, const float* out, const float* target, in
       case AccuracyKind::binary: {
         const float* y = target + r * classes;
         int64_t hits = 0;
-        for (int64_t j = 0; j < classes; ++j) hits += (p[j] > 0.5f) == (y[j] > 0.5f);
+        // Keras's: the label equals the thresholded output (soft labels never do).
+        for (int64_t j = 0; j < classes; ++j) hits += y[j] == (p[j] > 0.5f ? 1.f : 0.f);
         correct += static_cast<double>(hits) / classes;
         break;
       }

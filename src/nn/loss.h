@@ -49,8 +49,9 @@ class Loss {
 
 enum class AccuracyKind { categorical, sparse_categorical, binary };
 
-// Keras 2's choice for metrics=["accuracy"]: binary for a single output value or binary
-// cross-entropy, sparse for sparse labels, else categorical.
+// Keras 3's choice for metrics=["accuracy"] (by shapes, as its compile_utils.get_metric):
+// binary for a single output value, sparse for sparse labels, else categorical. (Keras 2
+// also took binary for binary cross-entropy on several outputs; Keras 3 takes categorical.)
 AccuracyKind accuracy_for(LossKind loss, int64_t classes);
 
 // Sum over the batch of per-sample accuracy (each in [0, 1]).

@@ -20,6 +20,7 @@
 #include "model/keras/zip_archive.h"
 #include "model/model_state.h"
 #include "tandem/tandem.h"
+#include "test_util.h"
 
 namespace tandem {
 namespace {
@@ -216,6 +217,13 @@ TEST_P(Keras2Golden, PredictsAndContinuesAsKerasDid) {
   EXPECT_LE(
       worst_rows(m.predict(input_of(f.at("predict").at("x"), shape)), f.at("predict").at("y")),
       kTol);
+  // compile=False: the same predictions, and nothing of the training config.
+  Model bare =
+      Model::load((kKeras2Dir / f.at("file").get<std::string>()).string(), {.compile = false});
+  EXPECT_FALSE(bare.optimizer().has_value());
+  EXPECT_EQ(bare.loss(), "");
+  const Samples x = input_of(f.at("predict").at("x"), shape);
+  EXPECT_EQ(test::max_abs_diff(bare.predict(x), m.predict(x)), 0.0);
   if (!f.contains("continuation")) return;  // Dropout on: Keras's step draws its own masks
   const json& c = f.at("continuation");
   const Tensor y = rows_of(c.at("y"));
@@ -236,11 +244,11 @@ INSTANTIATE_TEST_SUITE_P(Files, Keras2Golden,
                                            "convnet_rmsprop_keras2", "dropout_branches_keras2",
                                            "functional_adam_keras3"));
 
-TEST(Keras2Files, WritingOrWeightsOnlyH5IsRefusedWithAReason) {
+TEST(Keras2Files, WritingH5IsRefusedAndAFileWithoutKerasWeightsIsNamed) {
   Model m = Model::load((kKeras2Dir / "sequential_sgd_keras2.h5").string());
   const std::string out = (fs::temp_directory_path() / "tandem_never_written.h5").string();
-  for (const auto& call : std::vector<std::function<void()>>{
-           [&] { m.save(out); }, [&] { m.save_weights(out); }, [&] { m.load_weights(out); }}) {
+  for (const auto& call :
+       std::vector<std::function<void()>>{[&] { m.save(out); }, [&] { m.save_weights(out); }}) {
     try {
       call();
       ADD_FAILURE() << "expected a ConfigError";
@@ -249,7 +257,8 @@ TEST(Keras2Files, WritingOrWeightsOnlyH5IsRefusedWithAReason) {
     }
   }
   EXPECT_FALSE(fs::exists(out));
-  // An HDF5 file without model_config (Keras 3's weights alone, named .h5) is named as such.
+  // An HDF5 file without model_config (Keras 3's weights alone, named .h5) is named as such,
+  // by load and by load_weights.
   const fs::path weights_only = fs::temp_directory_path() / "tandem_weights_only.h5";
   fs::copy_file(kDir / "flatten_input.weights.h5", weights_only,
                 fs::copy_options::overwrite_existing);
@@ -260,7 +269,68 @@ TEST(Keras2Files, WritingOrWeightsOnlyH5IsRefusedWithAReason) {
     EXPECT_NE(std::string(e.what()).find("has no model_config attribute"), std::string::npos)
         << e.what();
   }
+  try {
+    m.load_weights(weights_only.string());
+    ADD_FAILURE() << "expected a FormatError";
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no Keras 2 weights"), std::string::npos)
+        << e.what();
+  }
   fs::remove(weights_only);
+}
+
+// Keras 2's save_weights("x.h5"), and a whole-model .h5 given to load_weights: the weights
+// reach the model's layers by order, as Keras's load_weights matches them, so a model built
+// again (other layer names) takes them; the predictions are Keras's.
+TEST(Keras2Files, LoadWeightsReadsKeras2WeightsByLayerOrder) {
+  static const json all = read_json(kKeras2Dir / "expected.json");
+  int files = 0;
+  for (const auto& [name, f] : all.at("files").items()) {
+    if (!f.contains("weights_file")) continue;
+    SCOPED_TRACE(name);
+    ++files;
+    const Shape shape = f.at("input_shape").get<Shape>();
+    const Samples x = input_of(f.at("predict").at("x"), shape);
+    Model m =
+        Model::load((kKeras2Dir / f.at("file").get<std::string>()).string(), {.compile = false});
+    for (const std::string& file :
+         {f.at("weights_file").get<std::string>(), f.at("file").get<std::string>()}) {
+      std::vector<Tensor> zeros = m.get_weights();
+      for (Tensor& w : zeros) w = Tensor(w.shape());
+      m.set_weights(zeros);
+      m.load_weights((kKeras2Dir / file).string());
+      EXPECT_LE(worst_rows(m.predict(x), f.at("predict").at("y")), kTol) << file;
+    }
+  }
+  EXPECT_EQ(files, 4);
+  const auto& f = all.at("files").at("sequential_sgd_keras2");
+  const std::string weights = (kKeras2Dir / f.at("weights_file").get<std::string>()).string();
+  set_random_seed(4);
+  Sequential again({12}, {Dense(16, "relu"), Dense(4, "softmax")}, "built_again");
+  again.load_weights(weights);
+  EXPECT_LE(
+      worst_rows(again.predict(input_of(f.at("predict").at("x"), {12})), f.at("predict").at("y")),
+      kTol);
+  // The name lists as fixed-length strings (Keras 2 on h5py 2) read the same.
+  Sequential fixed({12}, {Dense(16, "relu"), Dense(4, "softmax")});
+  fixed.load_weights((kKeras2Dir / f.at("fixed_strings_file").get<std::string>()).string());
+  EXPECT_LE(
+      worst_rows(fixed.predict(input_of(f.at("predict").at("x"), {12})), f.at("predict").at("y")),
+      kTol);
+  // Another architecture: the layer whose weights differ is named, and nothing changes.
+  Sequential wider({12}, {Dense(17, "relu"), Dense(4, "softmax")});
+  const auto before = wider.get_weights();
+  test::expect_error<FormatError>([&] { wider.load_weights(weights); },
+                                  {weights, "has shape (12, 16)", "(12, 17)"});
+  EXPECT_EQ(test::max_abs_diff(before[0], wider.get_weights()[0]), 0.0);
+  Sequential deeper({12}, {Dense(16, "relu"), Dense(4), Dense(4, "softmax")});
+  test::expect_error<FormatError>(
+      [&] { deeper.load_weights(weights); },
+      {"holds the weights of 2 layers; the model has 3 layers with weights"});
+  Sequential shallower({12}, {Dense(4, "softmax")});
+  test::expect_error<FormatError>(
+      [&] { shallower.load_weights(weights); },
+      {"holds the weights of 2 layers; the model has 1 layers with weights"});
 }
 
 }  // namespace

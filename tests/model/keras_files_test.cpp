@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "model/keras/keras_config.h"
 #include "model/keras/zip_archive.h"
 #include "model/model_state.h"
 #include "test_util.h"
@@ -314,6 +315,74 @@ TEST(KerasFiles, WhatTandemLacksIsNamed) {
   // A weight the config changes (units) no longer fits the file: the dataset is named.
   expect_config_error(d, good, [](json& c) { layer_named(c, "features")["config"]["units"] = 9; },
                       {"HDF5 object 'layers/dense", "has shape (128, 16)", "(128, 9)"});
+}
+
+// Keras's load_model(compile=False): architecture and weights only, for .keras and tandem's
+// format alike; a compile config tandem cannot honour (a loss it lacks) does not stop it.
+TEST(KerasFiles, LoadWithoutCompileReadsArchitectureAndWeightsOnly) {
+  test::TempDir dir;
+  const Images d = images(32, 4);
+  set_random_seed(3);
+  Model a = branchy();
+  a.compile(Adam(0.01), "categorical_crossentropy", {"accuracy"});
+  a.fit(d.x, d.y, {.batch_size = 16, .epochs = 1, .verbose = 0, .seed = 2});
+  ASSERT_TRUE(a.optimizer().has_value());
+  EXPECT_EQ(a.optimizer()->name, "adam");
+  EXPECT_EQ(a.metrics(), std::vector<std::string>{"accuracy"});
+  for (const std::string name : {"m.keras", "m.tandem"}) {
+    SCOPED_TRACE(name);
+    a.save(dir.file(name));
+    Model b = Model::load(dir.file(name), {.compile = false});
+    EXPECT_FALSE(b.optimizer().has_value());
+    EXPECT_EQ(b.loss(), "");
+    EXPECT_TRUE(b.metrics().empty());
+    EXPECT_TRUE(b.state().optimizer_state.empty());
+    EXPECT_EQ(max_weight_diff(a, b), 0.0);
+    EXPECT_EQ(test::max_abs_diff(a.predict(d.x), b.predict(d.x)), 0.0);
+    expect_error<ConfigError>([&] { b.fit(d.x, d.y, {.epochs = 1, .verbose = 0}); },
+                              {"must be compiled before"});
+    b.compile(SGD(0.1), "categorical_crossentropy");
+    EXPECT_EQ(b.state().iterations, 0);
+    b.fit(d.x, d.y, {.batch_size = 16, .epochs = 1, .verbose = 0});
+    EXPECT_GT(max_weight_diff(a, b), 0.0);
+  }
+  Entries e = entries_of(dir.file("m.keras"));
+  json config = json::parse(e.config);
+  config["compile_config"]["loss"] = "huber";
+  e.config = config.dump();
+  write_keras(dir.file("huber.keras"), e);
+  expect_error<FormatError>([&] { Model::load(dir.file("huber.keras")); },
+                            {"compile_config", "unknown loss 'huber'"});
+  Model c = Model::load(dir.file("huber.keras"), {.compile = false});
+  EXPECT_EQ(max_weight_diff(a, c), 0.0);
+}
+
+// Keras 2's training_config wraps each metric with the function it computed: that accuracy
+// is kept under the metric's name (Keras 3's shape rule would pick categorical here: four
+// sigmoid outputs), and a wrapped function tandem lacks is named.
+TEST(KerasFiles, Keras2WrappedMetricKeepsItsAccuracyFunction) {
+  auto in = Input({6});
+  const Model m(in, Dense(4, "sigmoid")(in), "multilabel");
+  json config = keras_config(*m.state().graph, "multilabel", std::nullopt);
+  json training = {
+      {"loss", "binary_crossentropy"},
+      {"optimizer_config", {{"class_name", "Custom>Adam"}, {"config", {{"learning_rate", 0.01}}}}},
+      {"metrics",
+       json::array({json::array({{{"class_name", "MeanMetricWrapper"},
+                                  {"config", {{"name", "accuracy"}, {"fn", "binary_accuracy"}}}}})})}};
+  const detail::KerasModel k = detail::model_from_keras_config(
+      detail::config_from_legacy_h5(config, training), "m.h5", "model_config");
+  ASSERT_TRUE(k.compile.has_value());
+  EXPECT_EQ(k.compile->metrics, std::vector<std::string>{"accuracy"});
+  ASSERT_TRUE(k.compile->accuracy_kind.has_value());
+  EXPECT_EQ(*k.compile->accuracy_kind, detail::AccuracyKind::binary);
+  training["metrics"][0][0]["config"]["fn"] = "top_k_categorical_accuracy";
+  expect_error<FormatError>(
+      [&] {
+        detail::model_from_keras_config(detail::config_from_legacy_h5(config, training), "m.h5",
+                                        "model_config");
+      },
+      {"m.h5", "metric function 'top_k_categorical_accuracy' is not supported"});
 }
 
 TEST(KerasFiles, LegacySuffixesAreNotMistakenForKeras3) {

@@ -226,5 +226,45 @@ TEST(Fit, BatchLargerThanTheDataIsOneBatch) {
   }
 }
 
+// A named accuracy computes what it names, as Keras's does ("binary_accuracy" on a softmax
+// output compares each output with 0.5); "accuracy" picks by shapes, as Keras 3 does. A named
+// accuracy that cannot read the loss's labels is an error naming both.
+TEST(Fit, NamedAccuraciesComputeWhatTheyName) {
+  // Two samples, three outputs: predicted classes 0 and 2, labels 0 and 1.
+  auto in = Input({3});
+  Model model(in, Activation("linear")(in));
+  const Tensor x({2, 3}, {0.9f, 0.2f, 0.1f, 0.1f, 0.3f, 0.6f});
+  const Tensor onehot({2, 3}, {1, 0, 0, 0, 1, 0});
+  const Tensor sparse({2, 1}, {0, 1});
+  auto accuracy = [&](const std::string& loss, const std::string& metric, const Tensor& y) {
+    model.compile("sgd", loss, {metric});
+    return model.evaluate(x, y).at(metric);
+  };
+  EXPECT_DOUBLE_EQ(accuracy("categorical_crossentropy", "accuracy", onehot), 0.5);
+  EXPECT_DOUBLE_EQ(accuracy("categorical_crossentropy", "Accuracy", onehot), 0.5);
+  EXPECT_DOUBLE_EQ(accuracy("categorical_crossentropy", "categorical_accuracy", onehot), 0.5);
+  // Element-wise with threshold 0.5: sample 0 gets 3 of 3 right, sample 1 gets 1 of 3.
+  EXPECT_DOUBLE_EQ(accuracy("categorical_crossentropy", "binary_accuracy", onehot), 4.0 / 6);
+  EXPECT_DOUBLE_EQ(accuracy("mean_squared_error", "binary_accuracy", onehot), 4.0 / 6);
+  // Soft labels never equal a thresholded output, as in Keras.
+  EXPECT_DOUBLE_EQ(
+      accuracy("mean_squared_error", "binary_accuracy", Tensor({2, 3}, {1, 0, 0, 0, 0, 0.7f})),
+      (3.0 + 2.0) / 6);
+  // Binary cross-entropy on several outputs: Keras 3's "accuracy" is categorical.
+  EXPECT_DOUBLE_EQ(accuracy("binary_crossentropy", "accuracy", onehot), 0.5);
+  EXPECT_DOUBLE_EQ(accuracy("binary_crossentropy", "binary_accuracy", onehot), 4.0 / 6);
+  EXPECT_DOUBLE_EQ(accuracy("sparse_categorical_crossentropy", "accuracy", sparse), 0.5);
+  EXPECT_DOUBLE_EQ(
+      accuracy("sparse_categorical_crossentropy", "sparse_categorical_accuracy", sparse), 0.5);
+  test::expect_error<ConfigError>(
+      [&] { model.compile("sgd", "sparse_categorical_crossentropy", {"categorical_accuracy"}); },
+      {"metric 'categorical_accuracy'", "sparse_categorical_crossentropy takes class indices"});
+  test::expect_error<ConfigError>(
+      [&] { model.compile("sgd", "categorical_crossentropy", {"sparse_categorical_accuracy"}); },
+      {"metric 'sparse_categorical_accuracy' reads class indices"});
+  test::expect_error<ConfigError>([&] { model.compile("sgd", "mse", {"top_k_accuracy"}); },
+                                  {"unknown metric 'top_k_accuracy'"});
+}
+
 }  // namespace
 }  // namespace tandem

@@ -19,13 +19,14 @@ _LEGACY_H5_SUFFIXES = (".h5", ".hdf5")
 
 
 def check_tandem_path(path, owner):
-    """The suffix picks the format in C++: .keras and .weights.h5 are Keras 3's, a Keras 2
-    whole-model .h5 is read by load_model, anything else is tandem's own. tandem does not
+    """The suffix picks the format in C++: .keras and .weights.h5 are Keras 3's, Keras 2's
+    .h5 is read by load_model and load_weights, anything else is tandem's own. tandem does not
     write Keras 2's .h5: its format under that name would make a file Keras cannot read."""
     lower = str(path).lower()
     if (lower.endswith(_LEGACY_H5_SUFFIXES) and not lower.endswith(".weights.h5")
-            and owner != "load_model"):
-        raise not_implemented(f"{owner}({path!r}): Keras 2's .h5 format (read by load_model only)",
+            and owner not in ("load_model", "load_weights")):
+        raise not_implemented(f"{owner}({path!r}): Keras 2's .h5 format (read by load_model "
+                              "and load_weights only)",
                               "use Keras 3's .keras (or .weights.h5), or tandem's .tandem")
 
 
@@ -457,16 +458,21 @@ class Sequential(Model):
 class _Loaded(Model):
     def __init__(self, cpp):
         self._init(cpp)
+        self.optimizer = optimizers._from_cpp(cpp)
+        if self.optimizer is not None:
+            self.loss = cpp.loss
 
 
 def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
-    """A model saved by ``model.save``, tandem's or Keras 3's (.keras, as Keras writes it):
-    architecture, weights, optimizer and its state."""
+    """A model saved by ``model.save``, tandem's or Keras 3's (.keras, as Keras writes it),
+    or Keras 2's whole-model .h5: architecture, weights, and with ``compile=True`` the
+    optimizer, its state, the loss and metrics. ``compile=False`` reads none of those (a
+    model compiled in Keras with a loss tandem lacks loads); compile it before fit."""
     path = os.fspath(filepath)
     check_tandem_path(path, "load_model")
     if custom_objects:
         raise not_implemented("load_model(custom_objects=...)")
-    return _Loaded(_tandem.Model.load(path))
+    return _Loaded(_tandem.Model.load(path, bool(compile)))
 
 
 def _single(tensors, what):

@@ -124,6 +124,23 @@ Lion = _unsupported("Lion")
 _BY_NAME = {"sgd": SGD, "rmsprop": RMSprop, "adam": Adam}
 
 
+def _from_cpp(cpp_model):
+    """The optimizer a loaded model was compiled with, as its class here, bound to the model
+    (its learning_rate is the one the model trains with); None when it is not compiled."""
+    o = cpp_model.optimizer
+    if o is None:
+        return None
+    if o.name == "sgd":
+        opt = SGD(o.learning_rate, momentum=o.momentum, nesterov=o.nesterov)
+    elif o.name == "rmsprop":
+        opt = RMSprop(o.learning_rate, rho=o.rho, epsilon=o.epsilon)
+    else:
+        opt = Adam(o.learning_rate, beta_1=o.beta_1, beta_2=o.beta_2, epsilon=o.epsilon)
+    opt._learning_rate = cpp_model.learning_rate  # as trained (compile(model.optimizer) keeps it)
+    opt._model = cpp_model
+    return opt
+
+
 def get(identifier):
     """An Optimizer for a name ("rmsprop") or an Optimizer instance."""
     if isinstance(identifier, Optimizer):

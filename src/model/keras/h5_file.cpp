@@ -220,9 +220,18 @@ std::optional<std::string> H5Reader::string_attribute(const std::string& object,
   return texts[0];
 }
 
+bool H5Reader::has_attribute(const std::string& object, const std::string& name) const {
+  if (object != "/" && !exists(object)) return false;
+  for (const std::string& n : {name, name + "0"}) {
+    if (H5Aexists_by_name(file_, object.c_str(), n.c_str(), H5P_DEFAULT) > 0) return true;
+    H5Eclear2(H5E_DEFAULT);
+  }
+  return false;
+}
+
 std::vector<std::string> H5Reader::strings_attribute(const std::string& object,
                                                      const std::string& name) const {
-  if (!exists(object)) fail(object, "missing");
+  if (object != "/" && !exists(object)) fail(object, "missing");
   std::vector<std::string> out;
   for (int part = -1;; ++part) {
     const std::string attr_name = part < 0 ? name : name + std::to_string(part);

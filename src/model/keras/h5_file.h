@@ -43,6 +43,8 @@ class H5Reader {
   // than 64 KiB into name0, name1, ...: those are joined. Missing: FormatError.
   std::vector<std::string> strings_attribute(const std::string& object,
                                              const std::string& name) const;
+  // Whether `object` ("/" for the file) has attribute `name` (or its split name0).
+  bool has_attribute(const std::string& object, const std::string& name) const;
 
  private:
   [[noreturn]] void fail(const std::string& object, const std::string& what) const;

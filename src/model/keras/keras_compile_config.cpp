@@ -1,5 +1,7 @@
 #include "model/keras/keras_compile_config.h"
 
+#include <set>
+
 #include "model/graph.h"
 
 namespace tandem::detail {
@@ -132,6 +134,60 @@ std::string loss_from_keras(const json& v, const Where& w) {
   return snake_case(cls);
 }
 
+const char* const kKnownMetrics =
+    "accuracy, acc, categorical_accuracy, sparse_categorical_accuracy, binary_accuracy, and "
+    "the classes CategoricalAccuracy, SparseCategoricalAccuracy, BinaryAccuracy";
+
+std::optional<AccuracyKind> accuracy_function(const std::string& name) {
+  if (name == "categorical_accuracy") return AccuracyKind::categorical;
+  if (name == "sparse_categorical_accuracy") return AccuracyKind::sparse_categorical;
+  if (name == "binary_accuracy") return AccuracyKind::binary;
+  return std::nullopt;
+}
+
+// A metric by name ("accuracy"); a metric function ({"class_name": "function", "config":
+// "binary_accuracy"}); one of Keras's accuracy classes as compile() serializes a metric
+// object ({"class_name": "SparseCategoricalAccuracy", "config": {"name": ...}}); or Keras 2's
+// wrapped function ({"class_name": "MeanMetricWrapper", "config": {"name": "accuracy", "fn":
+// "categorical_accuracy"}}), whose accuracy goes to `c`.
+std::string metric_from_keras(const json& m, const Where& w, KerasCompile& c) {
+  if (m.is_string()) return m.get<std::string>();
+  if (!m.is_object()) w.fail("metric " + m.dump() + " is not a name or a metric object");
+  const std::string cls = text(m, "class_name", w);
+  const json inner = m.value("config", json());
+  if (cls == "function" && inner.is_string() && accuracy_function(inner.get<std::string>())) {
+    return inner.get<std::string>();
+  }
+  if (cls == "MeanMetricWrapper" && inner.is_object()) {
+    const std::string fn =
+        inner.value("fn", json()).is_string() ? inner["fn"].get<std::string>() : std::string();
+    const auto kind = accuracy_function(fn);
+    if (!kind) {
+      w.fail("metric function '" + fn + "' is not supported by tandem (known: " + kKnownMetrics +
+             ")");
+    }
+    c.accuracy_kind = kind;
+    return inner.value("name", json()).is_string() ? inner["name"].get<std::string>() : fn;
+  }
+  static const std::set<std::string> kClasses = {"CategoricalAccuracy", "SparseCategoricalAccuracy",
+                                                 "BinaryAccuracy"};
+  if (!kClasses.contains(cls)) {
+    w.fail("metric " + cls + " is not supported by tandem (known: " + kKnownMetrics + ")");
+  }
+  const std::string name = snake_case(cls);
+  const json config = m.value("config", json::object());
+  for (const auto& [key, value] : config.items()) {
+    const bool fine = (key == "name" && value == name) ||
+                      (key == "threshold" && value.is_number() && value.get<double>() == 0.5) ||
+                      (key == "dtype" && (value.is_null() || value == "float32")) || is_off(value);
+    if (!fine) {
+      w.fail("metric " + cls + ": option '" + key + "' = " + value.dump() +
+             " is not supported by tandem");
+    }
+  }
+  return name;
+}
+
 }  // namespace
 
 std::optional<KerasCompile> compile_from_keras(const json& cc, const keras_json::Where& w) {
@@ -142,12 +198,7 @@ std::optional<KerasCompile> compile_from_keras(const json& cc, const keras_json:
   c.loss = loss_from_keras(member(cc, "loss", cw), cw.at("loss"));
   const json metrics = cc.value("metrics", json());
   if (metrics.is_array()) {
-    for (const json& m : metrics) {
-      if (!m.is_string()) {
-        cw.fail("metric " + m.dump() + " is not supported by tandem (metric names only)");
-      }
-      c.metrics.push_back(m.get<std::string>());
-    }
+    for (const json& m : metrics) c.metrics.push_back(metric_from_keras(m, cw.at("metrics"), c));
   } else if (!metrics.is_null()) {
     cw.fail("metrics " + metrics.dump() + " is not a list of names");
   }

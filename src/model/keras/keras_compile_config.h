@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/keras/keras_json.h"
+#include "nn/loss.h"
 #include "tandem/optimizers.h"
 
 namespace tandem::detail {
@@ -16,6 +17,9 @@ struct KerasCompile {
   Optimizer optimizer;
   std::string loss;
   std::vector<std::string> metrics;
+  // Keras 2's wrapped accuracy ({"name": "accuracy", "fn": "binary_accuracy"}): the one
+  // Keras computed under that name, whatever the shapes would pick now.
+  std::optional<AccuracyKind> accuracy_kind;
 };
 
 // compile_config (null: an uncompiled model).

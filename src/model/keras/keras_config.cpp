@@ -281,11 +281,18 @@ json config_from_legacy_h5(const json& model_config, const json& training_config
     compile.erase("optimizer_config");
   }
   // Metrics: ["accuracy"], [["accuracy"]] or Keras 2's wrapped [[{"class_name":
-  // "MeanMetricWrapper", "config": {"name": "accuracy", ...}}]]: their names.
+  // "MeanMetricWrapper", "config": {"name": "accuracy", "fn": "categorical_accuracy"}}]]:
+  // their names, and a wrapper with its function (the accuracy Keras computed).
   json names = json::array();
   std::function<void(const json&)> collect = [&](const json& m) {
     if (m.is_array()) {
       for (const json& e : m) collect(e);
+    } else if (m.is_object() && m.value("class_name", json()) == "MeanMetricWrapper" &&
+               m.value("config", json()).is_object() &&
+               m["config"].value("fn", json()).is_string()) {
+      names.push_back(
+          {{"class_name", "MeanMetricWrapper"},
+           {"config", {{"name", m["config"].value("name", json())}, {"fn", m["config"]["fn"]}}}});
     } else if (m.is_object() && m.value("config", json()).is_object() &&
                m["config"].value("name", json()).is_string()) {
       names.push_back(m["config"]["name"]);

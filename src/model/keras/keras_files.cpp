@@ -36,15 +36,18 @@ struct Variables {
   std::vector<std::vector<float>> slots;  // [slot * trainable + j]
 };
 
+std::map<std::string, const LayerEntry*> layers_by_name(const Graph& graph) {
+  std::map<std::string, const LayerEntry*> out;
+  for (const LayerEntry& e : graph.layers()) out[e.layer->name] = &e;
+  return out;
+}
+
 // Keras's trainable variables: the trainable params of the layers in `paths` order.
 std::vector<int> trainable_params(const Graph& graph, const std::vector<KerasLayerPath>& paths) {
-  std::map<std::string, int> by_name;
-  for (size_t li = 0; li < graph.layers().size(); ++li) {
-    by_name[graph.layers()[li].layer->name] = static_cast<int>(li);
-  }
+  const auto by_name = layers_by_name(graph);
   std::vector<int> out;
   for (const KerasLayerPath& p : paths) {
-    for (int pi : graph.layers()[by_name.at(p.layer)].params) {
+    for (int pi : by_name.at(p.layer)->params) {
       if (graph.params()[pi].spec.trainable) out.push_back(pi);
     }
   }
@@ -53,8 +56,7 @@ std::vector<int> trainable_params(const Graph& graph, const std::vector<KerasLay
 
 void write_variables(const ModelState& s, const std::vector<KerasLayerPath>& paths, H5Writer& h5) {
   const Graph& g = *s.graph;
-  std::map<std::string, const LayerEntry*> by_name;
-  for (const LayerEntry& e : g.layers()) by_name[e.layer->name] = &e;
+  const auto by_name = layers_by_name(g);
   for (const KerasLayerPath& p : paths) {
     const LayerEntry& e = *by_name.at(p.layer);
     h5.group(p.group + "/vars", p.layer);
@@ -84,8 +86,7 @@ void write_variables(const ModelState& s, const std::vector<KerasLayerPath>& pat
 Variables read_variables(const ModelState& s, const std::vector<KerasLayerPath>& paths,
                          const H5Reader& h5, const std::string& path, bool with_optimizer) {
   const Graph& g = *s.graph;
-  std::map<std::string, const LayerEntry*> by_name;
-  for (const LayerEntry& e : g.layers()) by_name[e.layer->name] = &e;
+  const auto by_name = layers_by_name(g);
   Variables v;
   v.layers.resize(g.params().size());
   for (const KerasLayerPath& p : paths) {
@@ -234,8 +235,7 @@ Model build_keras_model(const KerasModel& keras, const std::string& path, const 
   Model model = allocating(path, "the parameters of model '" + keras.name + "'", bound,
                            [&] { return Model(io.first, io.second, keras.name); });
   // Every layer the file lists is one the model computes with (Keras lists no others).
-  std::map<std::string, int> in_graph;
-  for (const LayerEntry& e : model.state().graph->layers()) in_graph[e.layer->name] = 1;
+  const auto in_graph = layers_by_name(*model.state().graph);
   for (const KerasLayerPath& p : keras.paths) {
     if (!in_graph.count(p.layer)) {
       throw FormatError(path, source + ": layer '" + p.layer +
@@ -246,51 +246,106 @@ Model build_keras_model(const KerasModel& keras, const std::string& path, const 
     try {
       model.compile(keras.compile->optimizer, keras.compile->loss, keras.compile->metrics);
     } catch (const ConfigError& e) {
-      throw FormatError(path, source + ": compile_config: " + e.what());
+      throw FormatError(path, source + ": compile_config: " + e.what() +
+                                  " (load with compile=False to read the model without it)");
+    }
+    // Keras 2's wrapped metric named the accuracy it computed: that one, under its name.
+    if (keras.compile->accuracy_kind) {
+      model.state().compiled->accuracy_kind = *keras.compile->accuracy_kind;
     }
   }
   return model;
 }
 
-// Keras 2's whole-model .h5: each layer's weights at model_weights/<layer>/<weight name>
-// in its weight_names order, the optimizer's variables at optimizer_weights/<name> in
-// optimizer.variables order (iterations, then Keras 3's learning rate, which Keras 2 does
-// not store, then the slots as in .keras files).
+// How the layers of a Keras 2 weights group are matched to the model's.
+enum class LegacyMatch {
+  by_name,   // each group is the model's layer of that name: the file's own architecture
+  by_order,  // the k-th group with weights is the model's k-th layer with weights, as
+             // Keras's load_weights matches them (a model built again names layers anew)
+};
+
+// Keras 2's layer weights under `root` ("model_weights" in a whole-model .h5, "/" in what
+// save_weights("x.h5") writes): the groups its layer_names attribute lists, each holding
+// its layer's weights at <group>/<weight name> in its weight_names order.
+std::vector<std::vector<float>> read_legacy_layers(const Graph& g, const H5Reader& h5,
+                                                   const std::string& root, const std::string& path,
+                                                   LegacyMatch match) {
+  const auto by_name = layers_by_name(g);
+  std::vector<const LayerEntry*> with_weights;
+  for (const LayerEntry& e : g.layers()) {
+    if (!e.params.empty()) with_weights.push_back(&e);
+  }
+  // The file's groups that hold weights, each with the model's layer it belongs to: all
+  // matched (and counted) before a dataset is read.
+  struct Group {
+    std::string path;
+    std::vector<std::string> names;
+    const LayerEntry* layer = nullptr;
+  };
+  std::vector<Group> groups;
+  const std::string prefix = root == "/" ? "" : root + "/";
+  for (const std::string& layer : h5.strings_attribute(root, "layer_names")) {
+    Group group{prefix + layer, {}, nullptr};
+    group.names = h5.strings_attribute(group.path, "weight_names");
+    if (match == LegacyMatch::by_name) {
+      const auto found = by_name.find(layer);
+      if (found == by_name.end()) {
+        if (group.names.empty()) continue;
+        throw FormatError(path, "HDF5 group '" + group.path + "' holds weights of a layer '" +
+                                    layer + "' that model_config does not have");
+      }
+      group.layer = found->second;
+    } else if (group.names.empty()) {
+      continue;
+    }
+    groups.push_back(std::move(group));
+  }
+  if (match == LegacyMatch::by_order) {
+    if (groups.size() != with_weights.size()) {
+      throw FormatError(path, "HDF5 group '" + root + "' holds the weights of " +
+                                  std::to_string(groups.size()) + " layers; the model has " +
+                                  std::to_string(with_weights.size()) +
+                                  " layers with weights (a different architecture)");
+    }
+    for (size_t k = 0; k < groups.size(); ++k) groups[k].layer = with_weights[k];
+  }
+  for (const Group& group : groups) {
+    const LayerEntry& e = *group.layer;
+    if (group.names.size() != e.params.size()) {
+      throw FormatError(path, "HDF5 group '" + group.path + "' lists " +
+                                  std::to_string(group.names.size()) + " weights but layer '" +
+                                  e.layer->name + "' (" + e.layer->type() + ") has " +
+                                  std::to_string(e.params.size()));
+    }
+  }
+  std::vector<std::vector<float>> out(g.params().size());
+  std::map<std::string, bool> seen;
+  for (const Group& group : groups) {
+    const LayerEntry& e = *group.layer;
+    for (size_t i = 0; i < group.names.size(); ++i) {
+      const ParamEntry& pe = g.params()[e.params[i]];
+      out[e.params[i]] = h5.read_floats(group.path + "/" + group.names[i], pe.spec.shape);
+    }
+    seen[e.layer->name] = true;
+  }
+  for (const LayerEntry* e : with_weights) {
+    if (!seen.count(e->layer->name)) {
+      throw FormatError(path, "HDF5 group '" + root + "' has no weights for layer '" +
+                                  e->layer->name + "' (" + e->layer->type() + ")");
+    }
+  }
+  return out;
+}
+
+// Keras 2's whole-model .h5: the layers' weights (read_legacy_layers, by name), and the
+// optimizer's variables at optimizer_weights/<name> in optimizer.variables order
+// (iterations, then Keras 3's learning rate, which Keras 2 does not store, then the slots
+// as in .keras files).
 Variables read_legacy_variables(const ModelState& s, const std::vector<KerasLayerPath>& paths,
                                 const H5Reader& h5, const std::string& path) {
   const Graph& g = *s.graph;
-  std::map<std::string, const LayerEntry*> by_name;
-  for (const LayerEntry& e : g.layers()) by_name[e.layer->name] = &e;
   Variables v;
-  v.layers.resize(g.params().size());
-  std::map<std::string, bool> seen;
-  for (const std::string& layer : h5.strings_attribute("model_weights", "layer_names")) {
-    const std::string group = "model_weights/" + layer;
-    const std::vector<std::string> names = h5.strings_attribute(group, "weight_names");
-    const auto found = by_name.find(layer);
-    if (found == by_name.end()) {
-      if (names.empty()) continue;
-      throw FormatError(path, "HDF5 group '" + group + "' holds weights of a layer '" + layer +
-                                  "' that model_config does not have");
-    }
-    const LayerEntry& e = *found->second;
-    if (names.size() != e.params.size()) {
-      throw FormatError(path, "HDF5 group '" + group + "' lists " + std::to_string(names.size()) +
-                                  " weights but layer '" + layer + "' (" + e.layer->type() +
-                                  ") has " + std::to_string(e.params.size()));
-    }
-    for (size_t k = 0; k < names.size(); ++k) {
-      const ParamEntry& pe = g.params()[e.params[k]];
-      v.layers[e.params[k]] = h5.read_floats(group + "/" + names[k], pe.spec.shape);
-    }
-    seen[layer] = true;
-  }
-  for (const LayerEntry& e : g.layers()) {
-    if (!e.params.empty() && !seen.count(e.layer->name)) {
-      throw FormatError(path, "HDF5 group 'model_weights' has no weights for layer '" +
-                                  e.layer->name + "' (" + e.layer->type() + ")");
-    }
-  }
+  v.layers = read_legacy_layers(g, h5, "model_weights", path, LegacyMatch::by_name);
   if (!s.compiled || !h5.exists("optimizer_weights")) return v;
   const std::vector<std::string> names = h5.strings_attribute("optimizer_weights", "weight_names");
   const std::vector<int> trainable = trainable_params(g, paths);
@@ -336,7 +391,7 @@ KerasModel translated(const std::string& path, const char* source, F&& translate
 
 }  // namespace
 
-Model load_keras_model(const std::string& path) {
+Model load_keras_model(const std::string& path, bool compile) {
   const ZipReader zip(read_regular_file(path, kMaxContainerBytes, "Keras model (.keras)"), path);
   json config;
   try {
@@ -344,6 +399,7 @@ Model load_keras_model(const std::string& path) {
   } catch (const json::exception& e) {  // parse_error, and out_of_range for a huge number
     throw FormatError(path, std::string("zip entry 'config.json' is not JSON: ") + e.what());
   }
+  if (!compile && config.is_object()) config.erase("compile_config");
   const KerasModel keras =
       translated(path, "config.json", [&] { return model_from_keras_config(config, path); });
   if (!zip.contains(kWeightsEntry)) {
@@ -359,19 +415,20 @@ Model load_keras_model(const std::string& path) {
   return model;
 }
 
-Model load_legacy_h5_model(const std::string& path) {
+Model load_legacy_h5_model(const std::string& path, bool compile) {
   const std::string bytes = read_regular_file(path, kMaxContainerBytes, "Keras .h5 model");
   const H5Reader h5(bytes, path, "HDF5 file");
   const auto text = h5.string_attribute("/", "model_config");
   if (!text) {
     throw FormatError(path,
-                      "has no model_config attribute: not a Keras whole-model .h5 "
-                      "(weights alone are read from Keras 3's .weights.h5)");
+                      "has no model_config attribute: not a Keras whole-model .h5 (a "
+                      "weights-only .h5 is read by load_weights into a model built first)");
   }
   json model_config, training_config;
   try {
     model_config = json::parse(*text);
-    if (const auto training = h5.string_attribute("/", "training_config")) {
+    const auto training = h5.string_attribute("/", "training_config");
+    if (compile && training) {
       training_config = json::parse(*training);
     }
   } catch (const json::exception& e) {
@@ -387,6 +444,25 @@ Model load_legacy_h5_model(const std::string& path) {
   ModelState& s = model.state();
   apply_variables(s, keras.paths, read_legacy_variables(s, keras.paths, h5, path));
   return model;
+}
+
+void load_legacy_h5_weights(Model& model, const std::string& path) {
+  ModelState& s = model.state();
+  const std::string bytes = read_regular_file(path, weights_file_bound(*s.graph), "Keras 2 .h5");
+  const H5Reader h5(bytes, path, "HDF5 file");
+  // Keras's rule: the weights at the root (save_weights), else a whole model's.
+  std::string root = "/";
+  if (!h5.has_attribute("/", "layer_names")) {
+    if (!h5.exists("model_weights")) {
+      throw FormatError(path,
+                        "holds no Keras 2 weights (no layer_names attribute and no "
+                        "model_weights group)");
+    }
+    root = "model_weights";
+  }
+  Variables v;
+  v.layers = read_legacy_layers(*s.graph, h5, root, path, LegacyMatch::by_order);
+  apply_variables(s, {}, std::move(v));
 }
 
 void save_keras_weights(const Model& model, const std::string& path) {

@@ -34,10 +34,14 @@ inline bool is_legacy_h5_path(const std::string& path) {
 bool keras_files_available();
 
 void save_keras_model(const Model& model, const std::string& path);
-Model load_keras_model(const std::string& path);
+// compile: read the compile config and the optimizer state too (else neither is read).
+Model load_keras_model(const std::string& path, bool compile = true);
 // A Keras 2 (or Keras 3 legacy-writer) whole-model .h5: architecture, weights, compile config
 // and optimizer state.
-Model load_legacy_h5_model(const std::string& path);
+Model load_legacy_h5_model(const std::string& path, bool compile = true);
+// Keras 2's save_weights("x.h5") (or a whole-model .h5's weights): matched to the model's
+// layers by order, as Keras's load_weights does; the optimizer state is left as it is.
+void load_legacy_h5_weights(Model& model, const std::string& path);
 void save_keras_weights(const Model& model, const std::string& path);
 // From a .weights.h5 file, or the model.weights.h5 of a .keras file (as Keras's load_weights).
 void load_keras_weights(Model& model, const std::string& path);

@@ -19,7 +19,13 @@ bool keras_files_available() {
 void save_keras_model(const Model&, const std::string& path) {
   unavailable(path);
 }
-Model load_keras_model(const std::string& path) {
+Model load_keras_model(const std::string& path, bool) {
+  unavailable(path);
+}
+Model load_legacy_h5_model(const std::string& path, bool) {
+  unavailable(path);
+}
+void load_legacy_h5_weights(Model&, const std::string& path) {
   unavailable(path);
 }
 void save_keras_weights(const Model&, const std::string& path) {
