@@ -157,6 +157,7 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   p.device.layer_overhead = non_negative(dj, "layer_overhead", d, 0);
   p.device.step_overhead = non_negative(dj, "step_overhead", d, 0);
   p.device.comm_uses_compute = flag(dj, "comm_uses_compute", d, false);
+  p.device.threads = dj.contains("threads") ? count(dj, "threads", d, 1) : 0;
   const json& host = object(j, "host", origin);
   p.host_memory_bandwidth = positive(host, "memory_bandwidth", origin + ": host");
   p.host_update_bandwidth = host.contains("update_bandwidth")
@@ -165,6 +166,7 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   p.host_device = link(object(j, "host_device", origin), origin + ": host_device");
   p.device_device = link(object(j, "device_device", origin), origin + ": device_device");
   p.sources = j.contains("sources") ? j.at("sources") : json::object();
+  p.document = j;
   if (calibrated) {
     check_calibration(dj.at("calibration"), d);
     calibrate_device(p, dj.at("calibration"), d + ": calibration");

@@ -25,6 +25,9 @@ struct DeviceProfile {
   // Communication takes the device's own cores (CPU devices, MPI ranks of one core), so it
   // cannot overlap compute.
   bool comm_uses_compute = false;
+  // A CPU device: the threads it runs (what tandem train --devices 1 --threads-per-device N
+  // runs); 0: not one (a GPU).
+  int threads = 0;
 };
 
 struct LinkProfile {
@@ -42,6 +45,7 @@ struct HardwareProfile {
   LinkProfile host_device;           // weights and gradients of the `host` strategy, input
   LinkProfile device_device;         // the all-reduce ring
   nlohmann::json sources;
+  nlohmann::json document;  // the profile as read (for results that record what they used)
 };
 
 // `name` is a file in the profiles directory (without .json) or a path to a JSON file.

@@ -219,6 +219,11 @@ int run_advise(const AdviseOptions& o) {
         hw.device.conv_flops > 0 ? " (calibrated)" : " (the dense rate: no conv calibration)");
   }
   fmt::print("\n");
+  if (hw.device.threads > 0) {
+    fmt::print(
+        "  a device is what `tandem train --devices 1 --threads-per-device {}` runs: {} thread{}\n",
+        hw.device.threads, hw.device.threads, hw.device.threads == 1 ? "" : "s");
+  }
   nlohmann::json model_json = {{"parameters", s.model.params()}};
   if (model_name.empty()) {
     model_json["widths"] = widths;

@@ -60,12 +60,7 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
   cmd->add_option("--strategy", o.strategy, "mirrored, host or both")
       ->check(CLI::IsMember({"mirrored", "host", "both"}))
       ->capture_default_str();
-  cmd->add_option("--steps", o.steps, "Steps per timed repetition")
-      ->check(positive_integer())
-      ->capture_default_str();
-  cmd->add_option("--repeats", o.repeats, "Repetitions (interleaved; the median is reported)")
-      ->check(positive_integer())
-      ->capture_default_str();
+  add_timing_options(*cmd, o.steps, o.repeats);
   cmd->add_option("--hardware", o.hardware,
                   "Hardware profile for the predictions, calibrated with this run's 1-device "
                   "step (none: no predictions)")

@@ -13,10 +13,12 @@
 
 #include "cli/advise_command.h"
 #include "cli/bench_command.h"
+#include "cli/calibrate_command.h"
 #include "cli/eval_commands.h"
 #include "cli/summary_command.h"
 #include "cli/train_command.h"
 #include "cli/typo_hint.h"
+#include "cli/validate_command.h"
 #include "tandem/error.h"
 #include "tandem/mpi.h"
 
@@ -57,12 +59,17 @@ int run(int argc, char** argv) {
   tandem::cli::SummaryOptions summary_options;
   tandem::cli::AdviseOptions advise_options;
   tandem::cli::BenchOptions bench_options;
+  tandem::cli::CalibrateOptions calibrate_options;
+  tandem::cli::ValidateOptions validate_options;
   const CLI::App* train = tandem::cli::add_train_command(app, train_options);
   const CLI::App* evaluate = tandem::cli::add_evaluate_command(app, evaluate_options);
   const CLI::App* predict = tandem::cli::add_predict_command(app, predict_options);
   const CLI::App* summary = tandem::cli::add_summary_command(app, summary_options);
   const CLI::App* advise = tandem::cli::add_advise_command(app, advise_options);
-  const CLI::App* bench = tandem::cli::add_bench_command(app, bench_options);
+  CLI::App* bench = tandem::cli::add_bench_command(app, bench_options);
+  const CLI::App* validate =
+      tandem::cli::add_validate_command(*bench->get_parent(), validate_options);
+  const CLI::App* calibrate = tandem::cli::add_calibrate_command(app, calibrate_options);
   // After the subcommands, so that only the top level has it.
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
 
@@ -81,8 +88,12 @@ int run(int argc, char** argv) {
   if (summary->parsed()) return tandem::cli::run_summary(summary_options);
   if (advise->parsed()) return tandem::cli::run_advise(advise_options);
   if (bench->parsed()) return tandem::cli::run_bench(bench_options);
+  if (validate->parsed()) return tandem::cli::run_validate(validate_options);
+  if (calibrate->parsed()) return tandem::cli::run_calibrate(calibrate_options);
   std::fputs(app.help().c_str(), stderr);
-  return report("no subcommand given: train, evaluate, predict, summary, advise or bench", kConfig);
+  return report(
+      "no subcommand given: train, evaluate, predict, summary, advise, bench or calibrate",
+      kConfig);
 }
 
 }  // namespace

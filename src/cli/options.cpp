@@ -100,6 +100,15 @@ void add_data_options(CLI::App& command, DataOptions& options) {
       ->group("Data");
 }
 
+void add_timing_options(CLI::App& command, int& steps, int& repeats) {
+  command.add_option("--steps", steps, "Steps per timed repetition")
+      ->check(positive_integer())
+      ->capture_default_str();
+  command.add_option("--repeats", repeats, "Repetitions (interleaved; the median is reported)")
+      ->check(positive_integer())
+      ->capture_default_str();
+}
+
 void add_model_shape_options(CLI::App& command, ModelShapeOptions& options, bool model_option) {
   command
       .add_option("--layers", options.layers,

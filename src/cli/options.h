@@ -57,6 +57,9 @@ void add_data_options(CLI::App& command, DataOptions& options);
 void add_model_shape_options(CLI::App& command, ModelShapeOptions& options,
                              bool model_option = true);
 
+// The benchmarks' --steps (per timed repetition) and --repeats (interleaved; medians used).
+void add_timing_options(CLI::App& command, int& steps, int& repeats);
+
 // "4096,2048" -> {4096, 2048}. ConfigError naming the bad entry for an empty list, an
 // empty entry, a non-integer or a width <= 0.
 std::vector<int64_t> parse_layer_widths(const std::string& text);

@@ -339,6 +339,66 @@ TEST_F(CliTest, AdviseExplainsTheSeedAndWritesJson) {
   EXPECT_THAT(read_file(dir.file("s.svg")), HasSubstr("<svg"));
 }
 
+// tandem calibrate: a profile from 1-device measurements only, every figure with its
+// source, that advise reads and says what a device is (--threads-per-device).
+TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
+  const std::string out = dir.file("machine.json");
+  const CliResult r = run_cli("calibrate --out '" + out +
+                                  "' --layers 512,128 --rows 8,64,256 --steps 2 --repeats 2 "
+                                  "--conv-model mnist-convnet --conv-batch 8 --max-devices 2",
+                              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("dense step, 256 rows"));
+  EXPECT_THAT(r.out, HasSubstr("mnist-convnet step, batch 8"));
+  const auto j = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(j.at("max_devices"), 2);
+  EXPECT_EQ(j.at("device").at("threads"), 1);
+  for (const char* figure : {"sustained_flops", "half_rows", "memory_bandwidth", "conv_flops"}) {
+    EXPECT_GE(j.at("device").at(figure).get<double>(), 0) << figure;
+  }
+  // Every figure names its measurement.
+  for (const char* source :
+       {"device.sustained_flops, device.half_rows", "device.memory_bandwidth", "device.conv_flops",
+        "host.memory_bandwidth", "host_device", "device_device"}) {
+    ASSERT_TRUE(j.at("sources").contains(source)) << source;
+    EXPECT_THAT(j.at("sources").at(source).get<std::string>(), HasSubstr("Measured"));
+  }
+  EXPECT_EQ(j.at("measurements").at("dense_steps").size(), 3u);
+  EXPECT_EQ(j.at("measurements").at("fit_residual").size(), 3u);
+  const CliResult a =
+      run_cli("advise --layers 512,128 --hardware '" + out + "' --devices 1,2", dir);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_THAT(a.out, HasSubstr("tandem train --devices 1 --threads-per-device 1"));
+  EXPECT_THAT(a.out, HasSubstr("mirrored strategy on this-machine"));
+}
+
+// tandem bench validate: held-out runs beside the predictions of a calibrated profile; the
+// exit code says whether every one is within tolerance (no timing is asserted: a tolerance
+// of 0 always misses, one of 1000% passes).
+TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
+  const std::string profile = dir.file("machine.json");
+  ASSERT_EQ(run_cli("calibrate --out '" + profile +
+                        "' --layers 512,128 --rows 8,64,256 --steps 1 --repeats 1",
+                    dir)
+                .exit_code,
+            0);
+  const std::string common = "bench validate --hardware '" + profile +
+                             "' --models '512;128,128' --batches 64 --steps 1 --repeats 1";
+  const CliResult pass = run_cli(
+      common + " --speedup-tolerance 10 --step-tolerance 10 --json '" + dir.file("v.json") + "'",
+      dir);
+  ASSERT_EQ(pass.exit_code, 0) << pass.err;
+  EXPECT_THAT(pass.out, HasSubstr("2 devices mirrored (allreduce)"));
+  EXPECT_THAT(pass.out, HasSubstr("all 10 configurations within tolerance"));
+  const auto j = nlohmann::json::parse(read_file(dir.file("v.json")));
+  EXPECT_EQ(j.at("rows").size(), 10u);  // 2 models x 5 configurations
+  EXPECT_EQ(j.at("profile").at("device").at("threads"), 1);
+  const CliResult fail = run_cli(common + " --speedup-tolerance 0 --step-tolerance 0", dir);
+  EXPECT_EQ(fail.exit_code, 1);
+  EXPECT_THAT(fail.err, HasSubstr("validation failed: 10 of 10 configurations out of tolerance"));
+  EXPECT_THAT(fail.err, HasSubstr("784-512-10, batch 64, 2 devices host: speedup predicted"));
+}
+
 TEST_F(CliTest, SummaryOfTheSeedModel) {
   const CliResult r = run_cli("summary --layers 4096,2048,512,64", dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -438,7 +498,8 @@ TEST_F(CliTest, ConvnetOnSyntheticImagesTrainsSavesAndEvaluates) {
 TEST_F(CliTest, HelpListsSubcommandsAndOptions) {
   CliResult r = run_cli("--help", dir);
   EXPECT_EQ(r.exit_code, 0);
-  for (const char* command : {"train", "evaluate", "predict", "summary"}) {
+  for (const char* command :
+       {"train", "evaluate", "predict", "summary", "advise", "bench", "calibrate"}) {
     EXPECT_THAT(r.out, HasSubstr(command));
   }
   r = run_cli("train --help", dir);
@@ -658,6 +719,31 @@ const BadCommand kBadCommands[] = {
     {"AdviseZeroBandwidthProfile",
      "advise --hardware {dir}/zero.json",
      {"tandem: error:", "zero.json: device_device", "'bandwidth' must be > 0"},
+     2},
+    {"CalibrateWithoutOut", "calibrate", {"tandem: error:", "--out"}, 2},
+    {"CalibrateOneRowCount",
+     "calibrate --out {dir}/p.json --rows 64,64",
+     {"tandem: error:", "--rows needs at least two different row counts"},
+     2},
+    {"CalibrateBadRows",
+     "calibrate --out {dir}/p.json --rows 16,x",
+     {"tandem: error:", "--rows", "'x'"},
+     2},
+    {"CalibrateOutInAMissingDirectory",
+     "calibrate --out {dir}/missing/p.json --layers 8 --rows 1,2",
+     {"tandem: error:", "missing/p.json"},
+     0},
+    {"CalibrateUnknownConvModel",
+     "calibrate --out {dir}/p.json --layers 8 --rows 1,2 --steps 1 --repeats 1 --conv-model nope",
+     {"tandem: error:", "--conv-model 'nope' is not a built-in convnet", "minigooglenet"},
+     2},
+    {"ValidateGpuProfile",
+     "bench validate --hardware pcie3-4gpu",
+     {"tandem: error:", "has no device.threads", "tandem calibrate"},
+     2},
+    {"ValidateTooManyDevices",
+     "bench validate --hardware this-machine-cpu --devices 4",
+     {"tandem: error:", "--devices 4"},
      2},
     {"ResumeWithoutCheckpointDir",
      std::string("train --layers 8 --resume") + kSmall,

@@ -1,0 +1,254 @@
+#include "advise/calibrate.h"
+
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+#include <tuple>
+
+#include "advise/cost_model.h"
+#include "advise/hardware_profile.h"
+#include "advise/probes.h"
+#include "advise/step_run.h"
+#include "parallel/strategy.h"
+#include "tandem/config.h"
+#include "tandem/error.h"
+#include "tandem/zoo.h"
+
+namespace tandem::detail {
+namespace {
+
+using nlohmann::json;
+
+// RMSprop (StepRun's optimizer) reads and writes 5 floats per parameter (cost_model.h's
+// update_passes).
+constexpr int kUpdatePasses = 5;
+
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string list(const std::vector<double>& v, double scale, const char* unit) {
+  std::string out;
+  for (double x : v) out += (out.empty() ? "" : ", ") + fmt::format("{:.2f}{}", x * scale, unit);
+  return out;
+}
+
+}  // namespace
+
+std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n;
+  const double my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+  double sxy = 0, sxx = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  const double slope = sxx > 0 ? sxy / sxx : 0;
+  return {slope, my - slope * mx};
+}
+
+DenseRate dense_rate_from_steps(double flops_per_sample, const std::vector<double>& rows,
+                                const std::vector<double>& compute_seconds) {
+  DenseRate d;
+  std::tie(d.slope, d.intercept) = fit_line(rows, compute_seconds);
+  if (!(d.slope > 0)) return d;
+  d.sustained_flops = flops_per_sample / d.slope;
+  d.half_rows = std::max(0.0, d.intercept / d.slope);
+  return d;
+}
+
+void check_plan(const CalibrationPlan& p) {
+  if (p.widths.size() < 2) throw ConfigError("calibrate: --layers needs at least one layer");
+  if (p.threads_per_device < 1) throw ConfigError("calibrate: --threads-per-device must be >= 1");
+  if (p.max_devices < 1) throw ConfigError("calibrate: --max-devices must be >= 1");
+  std::vector<int64_t> rows = p.rows;
+  std::sort(rows.begin(), rows.end());
+  if (std::unique(rows.begin(), rows.end()) - rows.begin() < 2 || rows.front() < 1) {
+    throw ConfigError(
+        "calibrate: --rows needs at least two different row counts >= 1 (a line is fitted "
+        "through them)");
+  }
+  if (p.steps < 1 || p.repeats < 1) throw ConfigError("calibrate: --steps and --repeats >= 1");
+  if (!p.conv_model.empty() && p.conv_batch < 1) {
+    throw ConfigError("calibrate: --conv-batch must be >= 1");
+  }
+  if (!p.conv_model.empty()) {
+    std::string known;
+    bool found = false;
+    for (const std::string& name : zoo::names()) {
+      if (name == "seed-mlp") continue;  // no convolution in it
+      known += (known.empty() ? "" : ", ") + name;
+      found = found || name == p.conv_model;
+    }
+    if (!found) {
+      throw ConfigError("calibrate: --conv-model '" + p.conv_model +
+                        "' is not a built-in convnet (known: " + known + ")");
+    }
+  }
+}
+
+json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
+  check_plan(plan);
+  const std::string cpu = cpu_name();
+  const int threads = plan.threads_per_device;
+  const std::string device_words =
+      fmt::format("1 device of {} thread{} ({})", threads, threads == 1 ? "" : "s", cpu);
+  const std::string repeat_words =
+      fmt::format("median of {} repetitions of {} steps, interleaved", plan.repeats, plan.steps);
+
+  // 1. 1-device steps of the dense model at each row count.
+  StrategyOptions one_device;
+  one_device.devices = 1;  // never more: the profile is of one device
+  one_device.threads_per_device = threads;
+  std::vector<std::unique_ptr<StepRun>> runs;
+  for (int64_t r : plan.rows) {
+    runs.push_back(std::make_unique<StepRun>(dense_stack(plan.widths), r, one_device));
+  }
+  uint64_t seed = 100;
+  for (int rep = 0; rep < plan.repeats; ++rep) {
+    for (auto& run : runs) run->time(plan.steps, seed);
+  }
+  const ModelCost cost = ModelCost::of(runs.front()->model());
+  const double flops_per_sample = cost.step_flops(1);
+  std::vector<double> rows, compute, steps, updates;
+  json dense_steps = json::array();
+  for (const auto& run : runs) {
+    const double step = run->median_seconds(), update = run->optimizer_seconds();
+    rows.push_back(static_cast<double>(run->rows()));
+    steps.push_back(step);
+    updates.push_back(update);
+    compute.push_back(step - update);
+    dense_steps.push_back({{"rows", run->rows()},
+                           {"step_seconds", step},
+                           {"optimizer_seconds", update},
+                           {"per_repetition", run->seconds()}});
+    log << fmt::format("dense step, {} rows: {:.3f} ms (update {:.3f} ms)\n", run->rows(),
+                       step * 1e3, update * 1e3);
+  }
+  const DenseRate rate = dense_rate_from_steps(flops_per_sample, rows, compute);
+  const double slope = rate.slope, intercept = rate.intercept;
+  if (!(slope > 0)) {
+    throw Error(fmt::format(
+        "calibrate: the 1-device step did not grow with the rows ({} at {} rows): the "
+        "measurements are too noisy or the model too small; use larger --rows or --layers",
+        list(compute, 1e3, " ms"), fmt::format("{}", fmt::join(plan.rows, ", "))));
+  }
+  const double sustained = rate.sustained_flops, half_rows = rate.half_rows;
+  const double update = median_of(updates);
+  const double params = static_cast<double>(cost.params());
+  const double memory_bandwidth = kUpdatePasses * 4.0 * params / update;
+  const std::string widths = fmt::format("{}", fmt::join(plan.widths, "-"));
+
+  // 2. One core's copy and sum, and a hand-off between two threads.
+  const int64_t probe_bytes = std::max<int64_t>(static_cast<int64_t>(4 * params), 64 << 20);
+  const double copy = copy_bandwidth(probe_bytes, 7);
+  const double sum = sum_bandwidth(probe_bytes, 7);
+  const double latency = handoff_latency(5);
+  log << fmt::format(
+      "update {:.1f} GB/s; one core: copy {:.1f} GB/s, sum {:.1f} GB/s; hand-off {:.2f} us\n",
+      memory_bandwidth / 1e9, copy / 1e9, sum / 1e9, latency * 1e6);
+
+  json profile = {
+      {"name", plan.name},
+      {"description",
+       fmt::format("Calibrated by tandem calibrate on {} ({} cores): CPU devices of {} thread{} "
+                   "in one process",
+                   cpu, available_cores(), threads, threads == 1 ? "" : "s")},
+      {"max_devices", plan.max_devices},
+      {"device",
+       {{"name", fmt::format("{} thread{} of {}", threads, threads == 1 ? "" : "s", cpu)},
+        {"threads", threads},
+        {"sustained_flops", sustained},
+        {"half_rows", half_rows},
+        {"memory_bandwidth", memory_bandwidth},
+        {"comm_uses_compute", true}}},
+      {"host", {{"memory_bandwidth", sum}, {"update_bandwidth", memory_bandwidth}}},
+      {"host_device", {{"bandwidth", copy}, {"latency", latency}, {"devices_per_link", 1}}},
+      {"device_device", {{"bandwidth", sum}, {"latency", latency}}}};
+  json sources = {
+      {"device.sustained_flops, device.half_rows",
+       fmt::format("Measured: {} training Dense {} (RMSprop) at {} rows, {}: steps of {} less "
+                   "their update; the least-squares line through compute(rows) = {:.4g} "
+                   "FLOP/sample x (rows + half_rows) / sustained_flops gives slope {:.4g} "
+                   "ms/row, intercept {:.4g} ms",
+                   device_words, widths, fmt::join(plan.rows, ", "), repeat_words,
+                   list(steps, 1e3, " ms"), flops_per_sample, slope * 1e3, intercept * 1e3)},
+      {"device.memory_bandwidth",
+       fmt::format("Measured: the RMSprop update of {:.0f} parameters ({} floats each) in those "
+                   "steps' optimizer phase, median {:.3f} ms",
+                   params, kUpdatePasses, update * 1e3)},
+      {"host.update_bandwidth", "As device.memory_bandwidth (the update on one device's threads)."},
+      {"host.memory_bandwidth",
+       fmt::format("Measured: b += a over {:.1f} MB on one thread, best of 7: {:.2f} GB/s of "
+                   "bytes read and written (the host strategy sums on one thread)",
+                   probe_bytes / 1e6, sum / 1e9)},
+      {"host_device",
+       fmt::format("Measured: memcpy of {:.1f} MB on one thread, best of 7, {:.2f} GB/s (each CPU "
+                   "device copies its own weights on its own cores); latency: the hand-off below",
+                   probe_bytes / 1e6, copy / 1e9)},
+      {"device_device",
+       fmt::format("Measured on one thread, not between devices: the sum b += a ({:.2f} GB/s), "
+                   "which the in-process reducers run over the replicas' buffers; latency: one "
+                   "thread hands a flag to another and back, median one-way {:.3f} us",
+                   sum / 1e9, latency * 1e6)},
+      {"max_devices", fmt::format("The {} cores of this process, {} per device (or --max-devices)",
+                                  available_cores(), threads)}};
+  json measurements = {
+      {"dense_model", widths},
+      {"dense_steps", dense_steps},
+      {"fit", {{"slope_seconds_per_row", slope}, {"intercept_seconds", intercept}}},
+      {"probe_bytes", probe_bytes}};
+
+  // 3. The convolution rate, from 1-device steps of a built-in convnet.
+  if (!plan.conv_model.empty()) {
+    StepRun conv(zoo::by_name(plan.conv_model), plan.conv_batch, one_device);
+    for (int rep = 0; rep < plan.repeats; ++rep) conv.time(plan.steps, seed);
+    const double step = conv.median_seconds();
+    HardwareProfile hw = parse_hardware_profile(profile, plan.name);
+    calibrate_conv_to_step(hw, ModelCost::of(conv.model()), plan.conv_batch, step,
+                           "calibrate: --conv-model " + plan.conv_model);
+    profile["device"]["conv_flops"] = hw.device.conv_flops;
+    sources["device.conv_flops"] = fmt::format(
+        "Measured: {} training {} at batch {}, {}: {:.3f} ms per step; the convolutions' rate "
+        "that leaves the model's dense and memory-bound parts at the rates above",
+        device_words, plan.conv_model, plan.conv_batch, repeat_words, step * 1e3);
+    measurements["conv_steps"] = {{"model", plan.conv_model},
+                                  {"batch", plan.conv_batch},
+                                  {"step_seconds", step},
+                                  {"per_repetition", conv.seconds()}};
+    log << fmt::format("{} step, batch {}: {:.3f} ms: {:.1f} GFLOP/s convolution\n",
+                       plan.conv_model, plan.conv_batch, step * 1e3, hw.device.conv_flops / 1e9);
+  }
+  profile["sources"] = sources;
+  profile["measurements"] = measurements;
+  // What the fit leaves: the calibration points predicted back (a residual, not a
+  // validation: these are the runs it was fitted to).
+  const HardwareProfile hw = parse_hardware_profile(profile, plan.name);
+  json residual = json::array();
+  for (size_t i = 0; i < runs.size(); ++i) {
+    Scenario s;
+    s.model = cost;
+    s.batch = runs[i]->rows();
+    const double predicted = predict(hw, s).step_seconds;
+    residual.push_back({{"rows", runs[i]->rows()},
+                        {"measured_seconds", steps[i]},
+                        {"fitted_seconds", predicted},
+                        {"relative", predicted / steps[i] - 1}});
+  }
+  profile["measurements"]["fit_residual"] = residual;
+  return profile;
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,54 @@
+// The measurements behind `tandem calibrate`: a hardware profile of this machine's CPU
+// devices from single-device, single-process facts only, each figure with its source
+// (the measurement and its numbers). No multi-device run is measured, so a prediction made
+// from the profile can be checked against one (tandem bench scaling) without having been
+// fitted to it.
+//
+// The dense rate: the cost model runs a layer of r rows at sustained * r / (r + half_rows),
+// so one device's compute time for a Dense stack of F FLOPs per sample is F (r + half) /
+// sustained: a line in r. 1-device steps at several row counts, less their measured update,
+// give that line by least squares: sustained = F / slope, half_rows = intercept / slope.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tandem::detail {
+
+struct CalibrationPlan {
+  std::string name = "this-machine";
+  std::vector<int64_t> widths;  // the dense model: input, hidden..., output
+  std::string conv_model;       // a built-in convnet (tandem/zoo.h) for the conv rate, or ""
+  int64_t conv_batch = 64;
+  int threads_per_device = 1;
+  int max_devices = 1;
+  std::vector<int64_t> rows;  // rows per device of the measured steps (2 or more)
+  int steps = 3;              // steps per timed repetition
+  int repeats = 5;            // repetitions, interleaved over the row counts; medians used
+};
+
+// ConfigError naming the option for a plan that cannot be measured.
+void check_plan(const CalibrationPlan& plan);
+
+// Measures (a line per measurement to `log`) and returns the profile as JSON, in
+// profiles/*.json's form (parse_hardware_profile reads it), with "sources" for every figure
+// and the raw numbers under "measurements".
+nlohmann::json calibrate_machine(const CalibrationPlan& plan, std::ostream& log);
+
+// The least-squares line through (x, y): {slope, intercept}.
+std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y);
+
+// What the cost model's dense layers invert to: compute(rows) = flops_per_sample x (rows +
+// half_rows) / sustained_flops, fitted to 1-device compute times (steps less their update).
+// slope <= 0 (compute did not grow with the rows) leaves both rates at 0.
+struct DenseRate {
+  double sustained_flops = 0, half_rows = 0;
+  double slope = 0, intercept = 0;  // seconds per row, seconds
+};
+DenseRate dense_rate_from_steps(double flops_per_sample, const std::vector<double>& rows,
+                                const std::vector<double>& compute_seconds);
+
+}  // namespace tandem::detail

@@ -1,0 +1,63 @@
+#include "advise/step_run.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+#include "model/model_state.h"
+#include "tandem/config.h"
+#include "tandem/layers.h"
+#include "tandem/optimizers.h"
+
+namespace tandem::detail {
+
+Model dense_stack(const std::vector<int64_t>& widths) {
+  set_random_seed(1);
+  auto x = Input({widths.front()});
+  auto y = x;
+  for (size_t i = 1; i < widths.size(); ++i) {
+    y = Dense(widths[i], i + 1 == widths.size() ? "softmax" : "relu")(y);
+  }
+  return Model(x, y, "timed");
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+StepRun::StepRun(Model model, int64_t rows, const StrategyOptions& options)
+    : rows_(rows), model_(std::move(model)) {
+  model_.compile(RMSprop(), "categorical_crossentropy");
+  run_ = make_strategy(model_.state(), options);
+  run_->prepare(rows_);
+  Shape in = model_.input_shape(), out = model_.output_shape();
+  in.insert(in.begin(), rows_);
+  out.insert(out.begin(), rows_);
+  x_ = Tensor(in);
+  y_ = Tensor(out);
+  std::mt19937 gen(1);
+  std::uniform_real_distribution<float> u(0.f, 1.f);
+  for (auto& v : x_.values()) v = u(gen);
+  const int64_t classes = out.back();
+  for (int64_t i = 0; i < rows_; ++i) y_[i * classes + i % classes] = 1.f;
+  order_.resize(rows_);
+  std::iota(order_.begin(), order_.end(), 0);
+  run_->train_step(x_, y_, order_, 7);
+  run_->prepare(rows_);  // the phase timers restart
+}
+
+void StepRun::time(int steps, uint64_t& seed) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int s = 0; s < steps; ++s) run_->train_step(x_, y_, order_, ++seed);
+  seconds_.push_back(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / steps);
+}
+
+double StepRun::optimizer_seconds() const {
+  const PhaseTimes t = run_->times();
+  return t[Phase::optimizer] / static_cast<double>(std::max<int64_t>(t.steps, 1));
+}
+
+}  // namespace tandem::detail

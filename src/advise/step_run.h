@@ -1,0 +1,46 @@
+// One model trained by a strategy on synthetic data (uniform inputs, one-hot labels), its
+// steps timed: what `tandem calibrate` (one device) and `tandem bench validate` (one and N
+// devices) measure. Repetitions of several StepRuns are meant to be interleaved, and their
+// medians compared.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "parallel/strategy.h"
+#include "tandem/model.h"
+
+namespace tandem::detail {
+
+// Input(widths[0]) -> Dense(w, relu)... -> Dense(widths.back(), softmax), seeded (seed 1)
+// so that every run of one shape starts from the same weights.
+Model dense_stack(const std::vector<int64_t>& widths);
+
+double median_of(std::vector<double> values);
+
+class StepRun {
+ public:
+  // Compiles `model` with RMSprop and builds the strategy for batches of `rows`, then runs
+  // one warm-up step (oneDNN primitives, buffers) outside the timings.
+  StepRun(Model model, int64_t rows, const StrategyOptions& options);
+
+  // Times `steps` steps; appends their mean to seconds().
+  void time(int steps, uint64_t& seed);
+  const std::vector<double>& seconds() const { return seconds_; }
+  double median_seconds() const { return median_of(seconds_); }
+  // The optimizer phase per step over everything timed.
+  double optimizer_seconds() const;
+  int64_t rows() const { return rows_; }
+  const Model& model() const { return model_; }
+
+ private:
+  int64_t rows_;
+  Model model_;
+  std::unique_ptr<Strategy> run_;
+  Tensor x_, y_;
+  std::vector<int64_t> order_;
+  std::vector<double> seconds_;
+};
+
+}  // namespace tandem::detail

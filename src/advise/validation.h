@@ -1,0 +1,41 @@
+// Held-out validation of the cost model: predicted and measured step time and speedup side
+// by side, and whether each is within its tolerance. The measurements come from `tandem
+// bench validate` (configurations the profile was not calibrated on); this part has no
+// timing in it, so a test can check that a miss is found.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tandem::detail {
+
+struct ValidationRow {
+  std::string model;   // "784-4096-2048-512-64-10"
+  std::string config;  // "2 devices mirrored (allreduce)"
+  int64_t batch = 0;   // global
+  int devices = 1;
+  double predicted_seconds = 0, measured_seconds = 0;  // per step
+  double predicted_speedup = 1, measured_speedup = 1;  // vs 1 device, same model and batch
+
+  double step_error() const { return predicted_seconds / measured_seconds - 1; }
+  double speedup_error() const { return predicted_speedup / measured_speedup - 1; }
+};
+
+struct Tolerances {
+  double speedup = 0.15;  // |predicted / measured speedup - 1|
+  double step = 0.20;     // |predicted / measured step time - 1|
+};
+
+// Whether the row's step time, or its speedup (N devices only), is outside its tolerance.
+bool validation_missed(const ValidationRow& row, const Tolerances& tolerances);
+
+// One line per row outside a tolerance, naming the row and the error (the speedup of a
+// 1-device row is 1 by definition and not checked); empty when all are within.
+std::vector<std::string> validation_misses(const std::vector<ValidationRow>& rows,
+                                           const Tolerances& tolerances);
+
+// The table: model, batch, configuration, predicted and measured ms and speedup, errors, and
+// "MISS" beside each row outside a tolerance.
+std::string validation_table(const std::vector<ValidationRow>& rows, const Tolerances& tolerances);
+
+}  // namespace tandem::detail

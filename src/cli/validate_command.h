@@ -1,0 +1,31 @@
+// `tandem bench validate --hardware PROFILE`: the cost model checked on runs it was not
+// calibrated on. The profile (from `tandem calibrate`, measured on one device) is used as it
+// is; each model and global batch is measured on 1 device and on N under every strategy
+// and reducer (and deterministic mode), interleaved, median of repetitions; predicted and
+// measured step time and speedup are printed side by side, and the command exits non-zero
+// (1) when any speedup is off by more than --speedup-tolerance or any step time by more
+// than --step-tolerance.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace tandem::cli {
+
+struct ValidateOptions {
+  std::string hardware;  // a CPU profile: device.threads says what a device is
+  // Hidden widths of each dense model, ';'-separated: the seed, wide, narrow, deep, shallow.
+  std::string models = "4096,2048,512,64;8192;256,256;1024,1024,1024,1024,1024,1024";
+  std::string batches = "32,128,512,2048";
+  int devices = 2;
+  int steps = 3, repeats = 5;
+  double speedup_tolerance = 0.15, step_tolerance = 0.20;
+  std::string json_path;
+};
+
+// `bench` is the `tandem bench` command.
+CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& options);
+int run_validate(const ValidateOptions& options);
+
+}  // namespace tandem::cli
