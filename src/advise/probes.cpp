@@ -2,21 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
 
 #include "core/aligned_buffer.h"
+#include "profile/phase_timer.h"
 
 namespace tandem::detail {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // The fastest of `repeats` runs of `pass`.
 template <class Pass>

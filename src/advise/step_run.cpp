@@ -1,11 +1,11 @@
 #include "advise/step_run.h"
 
 #include <algorithm>
-#include <chrono>
 #include <numeric>
 #include <random>
 
 #include "model/model_state.h"
+#include "profile/phase_timer.h"
 #include "tandem/config.h"
 #include "tandem/layers.h"
 #include "tandem/optimizers.h"
@@ -49,10 +49,9 @@ StepRun::StepRun(Model model, int64_t rows, const StrategyOptions& options)
 }
 
 void StepRun::time(int steps, uint64_t& seed) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   for (int s = 0; s < steps; ++s) run_->train_step(x_, y_, order_, ++seed);
-  seconds_.push_back(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / steps);
+  seconds_.push_back(seconds_since(start) / steps);
 }
 
 double StepRun::optimizer_seconds() const {

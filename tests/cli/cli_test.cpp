@@ -353,9 +353,10 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   const auto j = nlohmann::json::parse(read_file(out));
   EXPECT_EQ(j.at("max_devices"), 2);
   EXPECT_EQ(j.at("device").at("threads"), 1);
-  for (const char* figure : {"sustained_flops", "half_rows", "memory_bandwidth", "conv_flops"}) {
-    EXPECT_GE(j.at("device").at(figure).get<double>(), 0) << figure;
+  for (const char* figure : {"sustained_flops", "memory_bandwidth", "conv_flops"}) {
+    EXPECT_GT(j.at("device").at(figure).get<double>(), 0) << figure;
   }
+  EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
   // Every figure names its measurement.
   for (const char* source :
        {"device.sustained_flops, device.half_rows", "device.memory_bandwidth", "device.conv_flops",
