@@ -375,7 +375,8 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
 
 // tandem bench validate: held-out runs beside the predictions of a calibrated profile; the
 // exit code says whether every one is within tolerance (no timing is asserted: a tolerance
-// of 0 always misses, one of 1000% passes).
+// of 0 always misses, one of 1e9 always passes; 1000% did not: the narrow model's sharded
+// step measured 0.12x against 1.42x predicted on a loaded CI machine).
 TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   const std::string profile = dir.file("machine.json");
   ASSERT_EQ(run_cli("calibrate --out '" + profile +
@@ -386,7 +387,7 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   const std::string common = "bench validate --hardware '" + profile +
                              "' --models '512;128,128' --batches 64 --steps 1 --repeats 1";
   const CliResult pass = run_cli(
-      common + " --speedup-tolerance 10 --step-tolerance 10 --json '" + dir.file("v.json") + "'",
+      common + " --speedup-tolerance 1e9 --step-tolerance 1e9 --json '" + dir.file("v.json") + "'",
       dir);
   ASSERT_EQ(pass.exit_code, 0) << pass.err;
   EXPECT_THAT(pass.out, HasSubstr("2 devices mirrored (allreduce)"));
