@@ -44,6 +44,60 @@ std::string list(const std::vector<double>& v, double scale, const char* unit) {
   return out;
 }
 
+// One dense model's 1-device steps at each of the plan's row counts (interleaved, medians),
+// less their measured update, and the rate line through them.
+struct DenseCurve {
+  ModelCost cost;
+  DenseRate rate;
+  std::vector<double> steps, updates;
+  json steps_json = json::array();
+};
+
+// The rate line through 1-device runs of one dense model at several row counts.
+DenseCurve fit_dense_curve(const std::vector<int64_t>& widths,
+                           const std::vector<std::unique_ptr<StepRun>>& runs, std::ostream* log) {
+  DenseCurve c{ModelCost::of(runs.front()->model()), {}, {}, {}};
+  std::vector<double> rows, compute;
+  const std::string name = fmt::format("{}", fmt::join(widths, "-"));
+  for (const auto& run : runs) {
+    const double step = run->median_seconds(), update = run->optimizer_seconds();
+    rows.push_back(static_cast<double>(run->rows()));
+    c.steps.push_back(step);
+    c.updates.push_back(update);
+    compute.push_back(step - update);
+    c.steps_json.push_back({{"rows", run->rows()},
+                            {"step_seconds", step},
+                            {"optimizer_seconds", update},
+                            {"per_repetition", run->seconds()}});
+    if (log) {
+      *log << fmt::format("dense {} step, {} rows: {:.3f} ms (update {:.3f} ms)\n", name,
+                          run->rows(), step * 1e3, update * 1e3);
+    }
+  }
+  c.rate = dense_rate_from_steps(c.cost.step_flops(1), rows, compute);
+  if (!(c.rate.slope > 0)) {
+    std::string at;
+    for (const auto& run : runs) at += (at.empty() ? "" : ", ") + std::to_string(run->rows());
+    throw Error(fmt::format(
+        "calibrate: the 1-device step of {} did not grow with the rows ({} at {} rows): the "
+        "measurements are too noisy or the model too small; use larger --rows or --layers",
+        name, list(compute, 1e3, " ms"), at));
+  }
+  return c;
+}
+
+DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPlan& plan,
+                         const StrategyOptions& one_device, uint64_t& seed, std::ostream& log) {
+  std::vector<std::unique_ptr<StepRun>> runs;
+  for (int64_t r : plan.rows) {
+    runs.push_back(std::make_unique<StepRun>(dense_stack(widths), r, one_device));
+  }
+  for (int rep = 0; rep < plan.repeats; ++rep) {
+    for (auto& run : runs) run->time(plan.steps, seed);
+  }
+  return fit_dense_curve(widths, runs, &log);
+}
+
 }  // namespace
 
 std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y) {
@@ -112,41 +166,15 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
   StrategyOptions one_device;
   one_device.devices = 1;  // never more: the profile is of one device
   one_device.threads_per_device = threads;
-  std::vector<std::unique_ptr<StepRun>> runs;
-  for (int64_t r : plan.rows) {
-    runs.push_back(std::make_unique<StepRun>(dense_stack(plan.widths), r, one_device));
-  }
   uint64_t seed = 100;
-  for (int rep = 0; rep < plan.repeats; ++rep) {
-    for (auto& run : runs) run->time(plan.steps, seed);
-  }
-  const ModelCost cost = ModelCost::of(runs.front()->model());
-  const double flops_per_sample = cost.step_flops(1);
-  std::vector<double> rows, compute, steps, updates;
-  json dense_steps = json::array();
-  for (const auto& run : runs) {
-    const double step = run->median_seconds(), update = run->optimizer_seconds();
-    rows.push_back(static_cast<double>(run->rows()));
-    steps.push_back(step);
-    updates.push_back(update);
-    compute.push_back(step - update);
-    dense_steps.push_back({{"rows", run->rows()},
-                           {"step_seconds", step},
-                           {"optimizer_seconds", update},
-                           {"per_repetition", run->seconds()}});
-    log << fmt::format("dense step, {} rows: {:.3f} ms (update {:.3f} ms)\n", run->rows(),
-                       step * 1e3, update * 1e3);
-  }
-  const DenseRate rate = dense_rate_from_steps(flops_per_sample, rows, compute);
+  const DenseCurve main = measure_dense(plan.widths, plan, one_device, seed, log);
+  const ModelCost& cost = main.cost;
+  const DenseRate& rate = main.rate;
   const double slope = rate.slope, intercept = rate.intercept;
-  if (!(slope > 0)) {
-    throw Error(fmt::format(
-        "calibrate: the 1-device step did not grow with the rows ({} at {} rows): the "
-        "measurements are too noisy or the model too small; use larger --rows or --layers",
-        list(compute, 1e3, " ms"), fmt::format("{}", fmt::join(plan.rows, ", "))));
-  }
+  const std::vector<double>& steps = main.steps;
+  const json& dense_steps = main.steps_json;
   const double sustained = rate.sustained_flops, half_rows = rate.half_rows;
-  const double update = median_of(updates);
+  const double update = median_of(main.updates);
   const double params = static_cast<double>(cost.params());
   const double memory_bandwidth = kUpdatePasses * 4.0 * params / update;
   const std::string widths = fmt::format("{}", fmt::join(plan.widths, "-"));
@@ -159,6 +187,19 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
   log << fmt::format(
       "update {:.1f} GB/s; one core: copy {:.1f} GB/s, sum {:.1f} GB/s; hand-off {:.2f} us\n",
       memory_bandwidth / 1e9, copy / 1e9, sum / 1e9, latency * 1e6);
+  // 3. What several devices share or pay per step, without training on them: memory
+  // streamed by every device's core at once, the device threads' wake, join and barrier,
+  // and bf16 packing.
+  const int devices = plan.max_devices;
+  const double share = devices > 1 ? concurrent_memory_share(devices, probe_bytes, 5) : 1.0;
+  const double compute_share = devices > 1 ? concurrent_compute_share(devices, 3) : 1.0;
+  const DeviceSync sync = devices > 1 ? device_sync(devices, 5) : DeviceSync{};
+  const double bf16 = bf16_round_trip_seconds(probe_bytes / 4, 5);
+  log << fmt::format(
+      "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
+      "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us; "
+      "bf16 pack and unpack {:.2f} ns/float\n",
+      devices, share, compute_share, devices, sync.fork_join * 1e6, sync.barrier * 1e6, bf16 * 1e9);
 
   json profile = {
       {"name", plan.name},
@@ -173,6 +214,11 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
         {"sustained_flops", sustained},
         {"half_rows", half_rows},
         {"memory_bandwidth", memory_bandwidth},
+        {"concurrent_memory_share", share},
+        {"concurrent_compute_share", compute_share},
+        {"fork_join", sync.fork_join},
+        {"barrier", sync.barrier},
+        {"bf16_seconds_per_float", bf16},
         {"comm_uses_compute", true}}},
       {"host", {{"memory_bandwidth", sum}, {"update_bandwidth", memory_bandwidth}}},
       {"host_device", {{"bandwidth", copy}, {"latency", latency}, {"devices_per_link", 1}}},
@@ -184,7 +230,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
                    "FLOP/sample x (rows + half_rows) / sustained_flops gives slope {:.4g} "
                    "ms/row, intercept {:.4g} ms",
                    device_words, widths, fmt::join(plan.rows, ", "), repeat_words,
-                   list(steps, 1e3, " ms"), flops_per_sample, slope * 1e3, intercept * 1e3)},
+                   list(steps, 1e3, " ms"), cost.step_flops(1), slope * 1e3, intercept * 1e3)},
       {"device.memory_bandwidth",
        fmt::format("Measured: the RMSprop update of {:.0f} parameters ({} floats each) in those "
                    "steps' optimizer phase, median {:.3f} ms",
@@ -203,6 +249,24 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
                    "which the in-process reducers run over the replicas' buffers; latency: one "
                    "thread hands a flag to another and back, median one-way {:.3f} us",
                    sum / 1e9, latency * 1e6)},
+      {"device.concurrent_memory_share",
+       fmt::format(
+           "Measured: b += a over {:.1f} MB on each of {} threads at once (the slowest thread), "
+           "against one alone; best of 5 rounds of 3 passes each",
+           probe_bytes / 1e6, devices)},
+      {"device.concurrent_compute_share",
+       fmt::format("Measured: a one-thread oneDNN GEMM (256 x 4096 x 2048) on each of {} threads "
+                   "at once (the slowest), against one alone; best of 3 rounds of 2",
+                   devices)},
+      {"device.fork_join, device.barrier",
+       fmt::format("Measured: tandem's DeviceGroup of {} one-thread devices running an empty task "
+                   "(wake and join, {:.1f} us) and tasks of 20 barrier waits ({:.1f} us per "
+                   "barrier beyond that), medians of 5 rounds",
+                   devices, sync.fork_join * 1e6, sync.barrier * 1e6)},
+      {"device.bf16_seconds_per_float",
+       fmt::format("Measured: {:.1f} M floats packed to bfloat16 and unpacked on one thread "
+                   "(parallel/bf16.h), best of 5: {:.2f} ns per float",
+                   probe_bytes / 4e6, bf16 * 1e9)},
       {"max_devices", fmt::format("The {} cores of this process, {} per device (or --max-devices)",
                                   available_cores(), threads)}};
   json measurements = {
@@ -211,7 +275,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
       {"fit", {{"slope_seconds_per_row", slope}, {"intercept_seconds", intercept}}},
       {"probe_bytes", probe_bytes}};
 
-  // 3. The convolution rate, from 1-device steps of a built-in convnet.
+  // 4. The convolution rate, from 1-device steps of a built-in convnet.
   if (!plan.conv_model.empty()) {
     StepRun conv(zoo::by_name(plan.conv_model), plan.conv_batch, one_device);
     for (int rep = 0; rep < plan.repeats; ++rep) conv.time(plan.steps, seed);
@@ -231,24 +295,63 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
     log << fmt::format("{} step, batch {}: {:.3f} ms: {:.1f} GFLOP/s convolution\n",
                        plan.conv_model, plan.conv_batch, step * 1e3, hw.device.conv_flops / 1e9);
   }
+  // 5. More dense models: each one's own rate curve, for predictions of that model.
+  for (const auto& widths : plan.other_widths) {
+    const DenseCurve c = measure_dense(widths, plan, one_device, seed, log);
+    const std::string name = fmt::format("{}", fmt::join(widths, "-"));
+    profile["device"]["dense_rates"].push_back({{"widths", widths},
+                                                {"sustained_flops", c.rate.sustained_flops},
+                                                {"half_rows", c.rate.half_rows}});
+    sources["device.dense_rates " + name] = fmt::format(
+        "Measured as device.sustained_flops, on Dense {}: steps of {} at {} rows; slope {:.4g} "
+        "ms/row, intercept {:.4g} ms",
+        name, list(c.steps, 1e3, " ms"), fmt::join(plan.rows, ", "), c.rate.slope * 1e3,
+        c.rate.intercept * 1e3);
+    measurements["dense_rates_steps"][name] = c.steps_json;
+    log << fmt::format("dense {}: {:.1f} GFLOP/s sustained, half_rows {:.1f}\n", name,
+                       c.rate.sustained_flops / 1e9, c.rate.half_rows);
+  }
   profile["sources"] = sources;
   profile["measurements"] = measurements;
   // What the fit leaves: the calibration points predicted back (a residual, not a
   // validation: these are the runs it was fitted to).
   const HardwareProfile hw = parse_hardware_profile(profile, plan.name);
   json residual = json::array();
-  for (size_t i = 0; i < runs.size(); ++i) {
+  for (size_t i = 0; i < plan.rows.size(); ++i) {
     Scenario s;
     s.model = cost;
-    s.batch = runs[i]->rows();
+    s.batch = plan.rows[i];
     const double predicted = predict(hw, s).step_seconds;
-    residual.push_back({{"rows", runs[i]->rows()},
+    residual.push_back({{"rows", plan.rows[i]},
                         {"measured_seconds", steps[i]},
                         {"fitted_seconds", predicted},
                         {"relative", predicted / steps[i] - 1}});
   }
   profile["measurements"]["fit_residual"] = residual;
   return profile;
+}
+
+json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
+                      const std::vector<std::unique_ptr<StepRun>>& runs) {
+  const DenseCurve c = fit_dense_curve(widths, runs, nullptr);
+  auto& curves = hw.device.dense_rates;
+  std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
+  curves.push_back({widths, c.rate.sustained_flops, c.rate.half_rows});
+  json entry = {{"widths", widths},
+                {"sustained_flops", c.rate.sustained_flops},
+                {"half_rows", c.rate.half_rows}};
+  json& document = hw.document["device"]["dense_rates"];
+  if (!document.is_array()) document = json::array();
+  json kept = json::array();
+  for (const json& k : document) {
+    if (k.value("widths", json::array()) != entry.at("widths")) kept.push_back(k);
+  }
+  kept.push_back(entry);
+  document = kept;
+  entry["steps"] = c.steps_json;
+  entry["slope_seconds_per_row"] = c.rate.slope;
+  entry["intercept_seconds"] = c.rate.intercept;
+  return entry;
 }
 
 }  // namespace tandem::detail

@@ -11,17 +11,23 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "advise/hardware_profile.h"
+#include "advise/step_run.h"
 
 namespace tandem::detail {
 
 struct CalibrationPlan {
   std::string name = "this-machine";
   std::vector<int64_t> widths;  // the dense model: input, hidden..., output
-  std::string conv_model;       // a built-in convnet (tandem/zoo.h) for the conv rate, or ""
+  // More dense models, each measured the same way for its own rate curve (dense_rates).
+  std::vector<std::vector<int64_t>> other_widths;
+  std::string conv_model;  // a built-in convnet (tandem/zoo.h) for the conv rate, or ""
   int64_t conv_batch = 64;
   int threads_per_device = 1;
   int max_devices = 1;
@@ -50,5 +56,12 @@ struct DenseRate {
 };
 DenseRate dense_rate_from_steps(double flops_per_sample, const std::vector<double>& rows,
                                 const std::vector<double>& compute_seconds);
+
+// Fits the dense rate curve of the model `widths` from its 1-device runs at several row
+// counts, as calibrate_machine does, and puts it into `hardware` (device.dense_rates and the
+// profile's document, replacing a curve for the same model). Returns the fit and its
+// measurements as JSON; Error when the steps did not grow with the rows.
+nlohmann::json refit_dense_rate(HardwareProfile& hardware, const std::vector<int64_t>& widths,
+                                const std::vector<std::unique_ptr<StepRun>>& runs);
 
 }  // namespace tandem::detail

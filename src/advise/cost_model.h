@@ -1,8 +1,7 @@
 // The cost model behind `tandem advise` and the report's `predicted` column: the time of a
-// training step on N devices of a hardware profile, phase by phase, for `host` (keras
-// multi_gpu_model: weights on the host, copied to every device each step, gradients back,
-// update on the host) and `mirrored` (a replica per device, buckets all-reduced in a ring
-// while backward runs, update on every device).
+// training step on N devices of a hardware profile, phase by phase, under the algorithm the
+// scenario runs (advise/algorithms.h: one simulation per strategy and reducer, each
+// following the code in src/parallel that it mirrors).
 //
 // A model is its layers' costs per sample: GEMM FLOPs (Dense, at the device's dense rate,
 // which falls for few rows per device), convolution FLOPs (Conv2D, at the device's
@@ -10,11 +9,12 @@
 // concatenation, element-wise), at the device's memory bandwidth; parameters for the
 // copies, the all-reduce and the update.
 //
-// Both strategies are small event simulations over the layers in the order the step runs
-// them: each resource (a device, a link direction, the host) does one thing at a time, and
-// a task starts when its inputs are ready and its resource is free. That is how
-// TensorFlow's dataflow executor overlapped multi_gpu_model's copies with compute, and how
-// DDP and tandem overlap buckets with backward.
+// On devices that move bytes over links (GPUs) the simulations are small event simulations
+// over the layers in the order the step runs them: each resource (a device, a link
+// direction, the host) does one thing at a time, and a task starts when its inputs are
+// ready and its resource is free (how TensorFlow's dataflow executor overlapped
+// multi_gpu_model's copies with compute, and how DDP overlaps buckets with backward). CPU
+// devices reduce with their own cores, so their step is the sum of its parts.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +46,10 @@ struct LayerCost {
 struct ModelCost {
   std::vector<LayerCost> layers;  // in the order forward runs them
   int64_t input_size = 0;         // floats per sample
+  std::vector<int64_t> widths;    // a Dense stack made by dense(): its widths (dense_rates)
+  // Every layer with parameters is a Dense called once (what weight-gradient sharding
+  // needs; mirrored.cpp's dense_layers_used_once).
+  bool dense_used_once = true;
   // widths: input, hidden..., output (784, 4096, 2048, 512, 64, 10 for the seed).
   static ModelCost dense(const std::vector<int64_t>& widths);
   // Any model tandem builds (Dense, Conv2D and the image layers): ConfigError naming a layer
@@ -65,8 +69,17 @@ struct Scenario {
   bool per_device_batch = false;
   int devices = 1;
   StrategyKind strategy = StrategyKind::mirrored;
+  // mirrored's options (StrategyOptions): the reducer, deterministic micro-shards, one shared
+  // parameter buffer per process, weight-gradient sharding.
+  ReducerKind reducer = ReducerKind::sharded;
+  bool deterministic = false;
+  int deterministic_shards = 4;
+  bool shared_parameters = true;
+  bool shard_weight_gradients = true;
+  int ranks = 1;  // MPI processes, each with `devices` devices
   int64_t bucket_bytes = 4 << 20;
-  bool bf16 = false;                              // gradients cross devices as bfloat16
+  int64_t first_bucket_bytes = 1 << 20;
+  bool bf16 = false;                              // gradients cross ranks or links as bfloat16
   AllreduceKind allreduce = AllreduceKind::ring;  // tree: binary tree reduce, then broadcast
   bool overlap = true;                            // buckets start during backward (false: after it)
   int update_passes = 5;    // floats read + written per parameter by the update (RMSprop 5)
@@ -77,6 +90,8 @@ struct Scenario {
 struct Prediction {
   int devices = 1;
   StrategyKind strategy = StrategyKind::mirrored;
+  std::string algorithm;    // the simulation that made it (advise/algorithms.h)
+  bool model_rate = false;  // the dense rate measured on this very model (dense_rates) was used
   double step_seconds = 0, epoch_seconds = 0, total_seconds = 0;
   double speedup = 1;  // vs 1 device of the same profile
   // Seconds per step on the critical path, by phase: compute, weights_to_devices,

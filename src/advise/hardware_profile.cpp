@@ -158,6 +158,37 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   p.device.step_overhead = non_negative(dj, "step_overhead", d, 0);
   p.device.comm_uses_compute = flag(dj, "comm_uses_compute", d, false);
   p.device.threads = dj.contains("threads") ? count(dj, "threads", d, 1) : 0;
+  p.device.fork_join = non_negative(dj, "fork_join", d, 0);
+  p.device.barrier = non_negative(dj, "barrier", d, 0);
+  for (auto [key, share] :
+       {std::pair{"concurrent_memory_share", &p.device.concurrent_memory_share},
+        std::pair{"concurrent_compute_share", &p.device.concurrent_compute_share}}) {
+    *share = non_negative(dj, key, d, 1);
+    if (!(*share > 0) || *share > 1) {
+      throw ConfigError(d + ": '" + key + "' must be in (0, 1], got " + dj.at(key).dump());
+    }
+  }
+  p.device.bf16_seconds_per_float = non_negative(dj, "bf16_seconds_per_float", d, 0);
+  if (dj.contains("dense_rates")) {
+    const std::string where = d + ": dense_rates";
+    if (!dj.at("dense_rates").is_array()) throw ConfigError(where + " must be an array");
+    for (const json& c : dj.at("dense_rates")) {
+      if (!c.is_object() || !c.contains("widths") || !c.at("widths").is_array() ||
+          c.at("widths").size() < 2) {
+        throw ConfigError(where + ": each entry needs 'widths' (input, ..., output)");
+      }
+      DenseRateCurve curve;
+      for (const json& w : c.at("widths")) {
+        if (!w.is_number_integer() || w.get<int64_t>() < 1) {
+          throw ConfigError(where + ": widths must be whole numbers >= 1, got " + w.dump());
+        }
+        curve.widths.push_back(w.get<int64_t>());
+      }
+      curve.sustained_flops = positive(c, "sustained_flops", where);
+      curve.half_rows = non_negative(c, "half_rows", where, 0);
+      p.device.dense_rates.push_back(curve);
+    }
+  }
   const json& host = object(j, "host", origin);
   p.host_memory_bandwidth = positive(host, "memory_bandwidth", origin + ": host");
   p.host_update_bandwidth = host.contains("update_bandwidth")
@@ -165,6 +196,9 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
                                 : p.host_memory_bandwidth;
   p.host_device = link(object(j, "host_device", origin), origin + ": host_device");
   p.device_device = link(object(j, "device_device", origin), origin + ": device_device");
+  if (j.contains("rank_rank")) {
+    p.rank_rank = link(object(j, "rank_rank", origin), origin + ": rank_rank");
+  }
   p.sources = j.contains("sources") ? j.at("sources") : json::object();
   p.document = j;
   if (calibrated) {

@@ -10,13 +10,22 @@
 
 namespace tandem::detail {
 
+// A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own
+// rates: a Dense(10) after 8192 units uses the cores less than the seed's layers).
+struct DenseRateCurve {
+  std::vector<int64_t> widths;  // input, hidden..., output
+  double sustained_flops = 0, half_rows = 0;
+};
+
 struct DeviceProfile {
   std::string name;
   // Sustained FLOP/s of the GEMMs of a dense layer with many rows; with r rows per device a
   // layer runs at sustained_flops * r / (r + half_rows) (small batches use the device less).
   double sustained_flops = 0;
   double half_rows = 0;
-  // FLOP/s of convolutions (their GEMM rows are samples x output pixels, so they keep their
+  std::vector<DenseRateCurve>
+      dense_rates;  // used for exactly these models  // FLOP/s of convolutions (their GEMM rows are
+                    // samples x output pixels, so they keep their
   // rate at small batches); 0: sustained_flops.
   double conv_flops = 0;
   double memory_bandwidth = 0;  // bytes/s: the optimizer update, memory-bound layers
@@ -25,6 +34,14 @@ struct DeviceProfile {
   // Communication takes the device's own cores (CPU devices, MPI ranks of one core), so it
   // cannot overlap compute.
   bool comm_uses_compute = false;
+  // Waking every device for a step and joining them (DeviceGroup::run), and one barrier
+  // between them (DeviceBarrier::wait), seconds; CPU devices only.
+  double fork_join = 0, barrier = 0;
+  // The share of memory_bandwidth, and of its GEMM speed, that each device keeps when
+  // max_devices devices stream memory, or compute, at once (1: no contention).
+  double concurrent_memory_share = 1, concurrent_compute_share = 1;
+  // Seconds per float to pack a float32 into bfloat16 and unpack it (gradient compression).
+  double bf16_seconds_per_float = 0;
   // A CPU device: the threads it runs (what tandem train --devices 1 --threads-per-device N
   // runs); 0: not one (a GPU).
   int threads = 0;
@@ -44,6 +61,7 @@ struct HardwareProfile {
   double host_update_bandwidth = 0;  // bytes/s the host's optimizer update reaches
   LinkProfile host_device;           // weights and gradients of the `host` strategy, input
   LinkProfile device_device;         // the all-reduce ring
+  LinkProfile rank_rank;  // MPI between processes (bandwidth 0: none measured; device_device)
   nlohmann::json sources;
   nlohmann::json document;  // the profile as read (for results that record what they used)
 };

@@ -57,6 +57,7 @@ ModelCost ModelCost::of(const Model& model) {
     LayerCost l;
     l.name = node.layer->name;
     if (counted.insert(node.layer_index).second) l.params = entry.param_count;
+    if (entry.param_count > 0 && (type != "Dense" || entry.uses != 1)) m.dense_used_once = false;
     bool reads_model_input = false;
     int64_t in = 0;
     for (size_t k = 0; k < node.inputs.size(); ++k) {

@@ -6,7 +6,10 @@
 #include <thread>
 #include <vector>
 
+#include "backend/backend.h"
 #include "core/aligned_buffer.h"
+#include "parallel/bf16.h"
+#include "parallel/device_group.h"
 #include "profile/phase_timer.h"
 
 namespace tandem::detail {
@@ -31,6 +34,18 @@ void wait_for(const std::atomic<int>& ball, int value) {
   }
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Seconds of one pass of b += a over n floats.
+double sum_pass(float* __restrict out, const float* __restrict in, int64_t n) {
+  const auto start = Clock::now();
+  for (int64_t i = 0; i < n; ++i) out[i] += in[i];
+  return seconds_since(start);
+}
+
 }  // namespace
 
 double copy_bandwidth(int64_t bytes, int repeats) {
@@ -47,11 +62,7 @@ double sum_bandwidth(int64_t bytes, int repeats) {
   AlignedBuffer a(n), b(n);
   std::fill(a.data(), a.data() + n, 1e-7f);
   std::fill(b.data(), b.data() + n, 0.f);
-  float* __restrict out = b.data();
-  const float* __restrict in = a.data();
-  const double s = best_seconds(repeats, [&] {
-    for (int64_t i = 0; i < n; ++i) out[i] += in[i];
-  });
+  const double s = best_seconds(repeats, [&] { sum_pass(b.data(), a.data(), n); });
   return 3.0 * static_cast<double>(n * 4) / s;
 }
 
@@ -76,6 +87,112 @@ double handoff_latency(int repeats) {
   }
   std::sort(one_way.begin(), one_way.end());
   return one_way[one_way.size() / 2];
+}
+
+double concurrent_memory_share(int threads, int64_t bytes, int repeats) {
+  constexpr int kPasses = 3;
+  const int64_t n = std::max<int64_t>(bytes / 4, 1);
+  std::vector<AlignedBuffer> a, b;
+  for (int t = 0; t < threads; ++t) {
+    a.emplace_back(n);
+    b.emplace_back(n);
+    std::fill(a.back().data(), a.back().data() + n, 1e-7f);
+    std::fill(b.back().data(), b.back().data() + n, 0.f);
+  }
+  // Best of the passes alone and best of the rounds together: what the memory system can do
+  // (as the other probes measure), not the machine's noise.
+  double alone = 1e300, together = 1e300;
+  for (int r = 0; r < std::max(repeats, 1); ++r) {
+    for (int p = 0; p < kPasses; ++p)
+      alone = std::min(alone, sum_pass(b[0].data(), a[0].data(), n));
+    std::vector<double> slowest(threads);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        // Start together: each waits for all to be up.
+        ready.fetch_add(1);
+        while (ready.load() < threads) std::this_thread::yield();
+        double best = 1e300;
+        for (int p = 0; p < kPasses; ++p)
+          best = std::min(best, sum_pass(b[t].data(), a[t].data(), n));
+        slowest[t] = best;
+      });
+    }
+    for (auto& w : workers) w.join();
+    together = std::min(together, *std::max_element(slowest.begin(), slowest.end()));
+  }
+  return std::min(1.0, alone / together);
+}
+
+DeviceSync device_sync(int devices, int repeats) {
+  constexpr int kRounds = 200, kBarriers = 20;
+  DeviceGroup group(plan_devices(devices, 1));
+  std::vector<double> fork_join, per_barrier;
+  for (int r = 0; r < std::max(repeats, 1); ++r) {
+    auto start = Clock::now();
+    for (int i = 0; i < kRounds; ++i) group.run([](int) {});
+    const double empty = seconds_since(start) / kRounds;
+    fork_join.push_back(empty);
+    start = Clock::now();
+    for (int i = 0; i < kRounds / 10; ++i) {
+      group.run([&](int) {
+        for (int k = 0; k < kBarriers; ++k) group.barrier().wait();
+      });
+    }
+    const double with_barriers = seconds_since(start) / (kRounds / 10);
+    per_barrier.push_back(std::max(0.0, with_barriers - empty) / kBarriers);
+  }
+  return {median(fork_join), median(per_barrier)};
+}
+
+double bf16_round_trip_seconds(int64_t floats, int repeats) {
+  const int64_t n = std::max<int64_t>(floats, 1);
+  AlignedBuffer a(n);
+  std::vector<uint16_t> packed(n);
+  for (int64_t i = 0; i < n; ++i) a.data()[i] = 1e-3f * static_cast<float>(i % 1000);
+  const double s = best_seconds(repeats, [&] {
+    for (int64_t i = 0; i < n; ++i) packed[i] = to_bf16(a.data()[i]);
+    for (int64_t i = 0; i < n; ++i) a.data()[i] = from_bf16(packed[i]);
+  });
+  return s / static_cast<double>(n);
+}
+
+double concurrent_compute_share(int threads, int repeats) {
+  // A GEMM of the seed's middle layer at 256 rows: (256, 4096) x (4096, 2048), 4.3 GFLOP.
+  constexpr int64_t kRows = 256, kIn = 4096, kOut = 2048;
+  struct Worker {
+    std::unique_ptr<Backend> backend = make_cpu_backend(1);
+    AlignedBuffer x{kRows * kIn}, w{kIn * kOut}, y{kRows * kOut};
+    double pass() {
+      const auto start = Clock::now();
+      backend->gemm({.m = kRows, .n = kOut, .k = kIn, .a = x.data(), .b = w.data(), .c = y.data()});
+      return seconds_since(start);
+    }
+  };
+  std::vector<Worker> workers(threads);
+  for (auto& k : workers) {
+    std::fill(k.x.data(), k.x.data() + kRows * kIn, 1e-3f);
+    std::fill(k.w.data(), k.w.data() + kIn * kOut, 1e-3f);
+    k.pass();  // oneDNN's primitive created outside the timing
+  }
+  double alone = 1e300, together = 1e300;
+  for (int r = 0; r < std::max(repeats, 1); ++r) {
+    for (int p = 0; p < 2; ++p) alone = std::min(alone, workers[0].pass());
+    std::vector<double> best(threads, 1e300);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (ready.load() < threads) std::this_thread::yield();
+        for (int p = 0; p < 2; ++p) best[t] = std::min(best[t], workers[t].pass());
+      });
+    }
+    for (auto& t : pool) t.join();
+    together = std::min(together, *std::max_element(best.begin(), best.end()));
+  }
+  return std::min(1.0, alone / together);
 }
 
 }  // namespace tandem::detail

@@ -1,4 +1,5 @@
-// Micro-benchmarks of one core's memory and of a hand-off between two threads, for
+// Micro-benchmarks of one core's memory, of cores streaming memory at once, of a hand-off
+// between two threads and of tandem's device threads' wake, join and barrier, for
 // `tandem calibrate`. Each is the best of `repeats` passes (the machine's capability, not
 // its noise) over a buffer of `bytes`, which should be well above the last-level cache.
 #pragma once
@@ -15,5 +16,26 @@ double sum_bandwidth(int64_t bytes, int repeats);
 // One thread hands a flag to another and waits for it back (spinning, as tandem's device
 // barrier does): seconds one way, the median of `repeats` rounds of many round trips.
 double handoff_latency(int repeats);
+
+// `threads` threads each run b += a over their own `bytes` at once: the share of one
+// thread's sum_bandwidth that each gets (1: no contention), best of `repeats` rounds.
+double concurrent_memory_share(int threads, int64_t bytes, int repeats);
+
+// `threads` one-thread oneDNN GEMMs (the seed's 4096 x 2048 layer at 256 rows) at once: the
+// share of one alone's speed that the slowest gets (1: no slowdown; below 1 when cores that
+// all run AVX-512 clock down or share a power budget), best of `repeats` rounds.
+double concurrent_compute_share(int threads, int repeats);
+
+// What tandem's device threads cost per step: a DeviceGroup of `devices` devices runs an
+// empty task (wake and join: fork_join) and a task of `barriers` barrier waits (each
+// barrier: the extra time per wait). Seconds, medians of `repeats` rounds.
+struct DeviceSync {
+  double fork_join = 0, barrier = 0;
+};
+DeviceSync device_sync(int devices, int repeats);
+
+// Seconds per float to pack float32 to bfloat16 and unpack it back (parallel/bf16.h), on
+// one thread, best of `repeats`.
+double bf16_round_trip_seconds(int64_t floats, int repeats);
 
 }  // namespace tandem::detail

@@ -59,4 +59,14 @@ double StepRun::optimizer_seconds() const {
   return t[Phase::optimizer] / static_cast<double>(std::max<int64_t>(t.steps, 1));
 }
 
+std::map<std::string, double> StepRun::phase_seconds() const {
+  const PhaseTimes t = run_->times();
+  const double steps = static_cast<double>(std::max<int64_t>(t.steps, 1));
+  std::map<std::string, double> out;
+  for (int p = 0; p < static_cast<int>(Phase::count); ++p) {
+    out[phase_name(static_cast<Phase>(p))] = t.seconds[p] / steps;
+  }
+  return out;
+}
+
 }  // namespace tandem::detail

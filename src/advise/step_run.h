@@ -5,7 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "parallel/strategy.h"
@@ -31,6 +33,8 @@ class StepRun {
   double median_seconds() const { return median_of(seconds_); }
   // The optimizer phase per step over everything timed.
   double optimizer_seconds() const;
+  // Each phase per step over everything timed (the strategy's mean over its devices).
+  std::map<std::string, double> phase_seconds() const;
   int64_t rows() const { return rows_; }
   const Model& model() const { return model_; }
 

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "tandem/error.h"
+
 namespace tandem::detail {
 namespace {
 
@@ -15,7 +17,60 @@ bool step_missed(const ValidationRow& r, const Tolerances& t) {
   return !(std::abs(r.step_error()) <= t.step);
 }
 
+std::vector<int64_t> widths_of(const std::string& model) {
+  std::vector<int64_t> widths;
+  size_t at = 0;
+  while (at <= model.size()) {
+    const size_t dash = std::min(model.find('-', at), model.size());
+    widths.push_back(std::stoll(model.substr(at, dash - at)));
+    at = dash + 1;
+  }
+  return widths;
+}
+
 }  // namespace
+
+Prediction predict_config(const HardwareProfile& hw, const ValidationConfig& c) {
+  Scenario s;
+  s.model = ModelCost::dense(c.widths);
+  s.batch = c.batch;
+  s.strategy = c.strategy;
+  s.reducer = c.reducer;
+  s.deterministic = c.deterministic;
+  return predict_all(hw, s, {c.devices}).front();
+}
+
+std::vector<ValidationRow> recompute_validation(const nlohmann::json& run,
+                                                const HardwareProfile& hw) {
+  std::vector<ValidationRow> rows;
+  try {
+    for (const auto& r : run.at("rows")) {
+      ValidationConfig c;
+      c.widths = widths_of(r.at("model").get<std::string>());
+      c.batch = r.at("batch").get<int64_t>();
+      c.devices = r.at("devices").get<int>();
+      c.strategy = parse_strategy(r.at("strategy").get<std::string>());
+      c.reducer = parse_reducer(r.at("reducer").get<std::string>());
+      c.deterministic = r.at("deterministic").get<bool>();
+      const Prediction p = predict_config(hw, c);
+      ValidationRow row;
+      row.model = r.at("model").get<std::string>();
+      row.config = r.at("config").get<std::string>();
+      row.batch = c.batch;
+      row.devices = c.devices;
+      row.predicted_seconds = p.step_seconds;
+      row.predicted_speedup = p.speedup;
+      row.measured_seconds = r.at("measured_seconds").get<double>();
+      row.measured_speedup = r.at("measured_speedup").get<double>();
+      rows.push_back(row);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(std::string("validation run: ") + e.what());
+  } catch (const std::logic_error& e) {  // std::stoll on a model name that is not widths
+    throw ConfigError(std::string("validation run: a model is not a list of widths: ") + e.what());
+  }
+  return rows;
+}
 
 bool validation_missed(const ValidationRow& r, const Tolerances& t) {
   return speedup_missed(r, t) || step_missed(r, t);

@@ -4,8 +4,11 @@
 // timing in it, so a test can check that a miss is found.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "advise/cost_model.h"
 
 namespace tandem::detail {
 
@@ -20,6 +23,26 @@ struct ValidationRow {
   double step_error() const { return predicted_seconds / measured_seconds - 1; }
   double speedup_error() const { return predicted_speedup / measured_speedup - 1; }
 };
+
+// One configuration of a validation run: a Dense stack at a global batch on `devices`
+// devices of the profile under a strategy, reducer and mode.
+struct ValidationConfig {
+  std::vector<int64_t> widths;  // input, hidden..., output
+  int64_t batch = 0;
+  int devices = 1;
+  StrategyKind strategy = StrategyKind::mirrored;
+  ReducerKind reducer = ReducerKind::sharded;
+  bool deterministic = false;
+};
+
+// The cost model's prediction for it (speedup against one device at the same batch), as
+// `tandem bench validate` makes it and as the comparison with a committed run remakes it.
+Prediction predict_config(const HardwareProfile& hardware, const ValidationConfig& config);
+
+// The rows of a committed `tandem bench validate --json` run, with the predictions remade
+// by this build's cost model from `hardware` (the run's own profile, or a changed one).
+std::vector<ValidationRow> recompute_validation(const nlohmann::json& run,
+                                                const HardwareProfile& hardware);
 
 struct Tolerances {
   double speedup = 0.15;  // |predicted / measured speedup - 1|

@@ -36,6 +36,10 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
                   "Dense(10, softmax)")
       ->type_name("W,W,...")
       ->capture_default_str();
+  cmd->add_option("--also-layers", o.also_layers,
+                  "More dense models (hidden widths, ';' between models) measured the same way: "
+                  "the profile keeps each one's rate curve, used for predictions of that model")
+      ->type_name("W,...;W,...");
   cmd->add_option("--conv-model", o.conv_model,
                   "A built-in convnet to measure the convolution rate with (mnist-convnet, "
                   "minigooglenet, small-resnet); none by default")
@@ -64,6 +68,23 @@ int run_calibrate(const CalibrateOptions& o) {
   plan.widths = {kImageSize};
   for (int64_t w : parse_layer_widths(o.shape.layers)) plan.widths.push_back(w);
   plan.widths.push_back(kClasses);
+  if (!o.also_layers.empty()) {
+    size_t at = 0;
+    while (at <= o.also_layers.size()) {
+      const size_t end = std::min(o.also_layers.find(';', at), o.also_layers.size());
+      std::vector<int64_t> widths = {kImageSize};
+      try {
+        for (int64_t w : parse_layer_widths(o.also_layers.substr(at, end - at))) {
+          widths.push_back(w);
+        }
+      } catch (const ConfigError& e) {
+        throw ConfigError(std::string("--also-layers: ") + e.what());
+      }
+      widths.push_back(kClasses);
+      plan.other_widths.push_back(widths);
+      at = end + 1;
+    }
+  }
   plan.conv_model = o.conv_model;
   plan.conv_batch = o.conv_batch;
   plan.threads_per_device = o.threads_per_device;

@@ -27,6 +27,8 @@ struct CalibrateOptions {
   int max_devices = 0;                    // 0: the cores / threads_per_device
   std::string rows = "16,32,64,128,256";  // rows per device of the measured steps
   int steps = 3, repeats = 5;
+  // More dense models whose own rate curves the profile keeps (';' between models).
+  std::string also_layers;
   std::string name = "this-machine";
   std::string out;
 };

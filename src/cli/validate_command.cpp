@@ -5,15 +5,19 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "advise/calibrate.h"
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
+#include "advise/probes.h"
 #include "advise/step_run.h"
 #include "advise/validation.h"
 #include "cli/atomic_write.h"
 #include "cli/options.h"
+#include "core/input_file.h"
 #include "parallel/strategy.h"
 #include "tandem/error.h"
 
@@ -49,8 +53,11 @@ CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& o) {
       "Check the cost model's predictions against runs it was not calibrated on: each model "
       "and batch on 1 and N devices under every strategy and reducer; exits 1 on a miss");
   cmd->add_option("--hardware", o.hardware,
-                  "A CPU profile from tandem calibrate (used as it is, not recalibrated)")
-      ->required();
+                  "A CPU profile from tandem calibrate (used as it is, not recalibrated)");
+  cmd->add_option("--recompute", o.recompute,
+                  "Measure nothing: compare the measurements of an earlier run (its --json) "
+                  "with this build's predictions, from that run's profile or --hardware")
+      ->type_name("RUN.json");
   cmd->add_option("--models", o.models,
                   "Dense models: hidden widths, ';' between models (Input(784), Dense(10) "
                   "output)")
@@ -60,6 +67,12 @@ CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& o) {
       ->check(CLI::Range(2, 64))
       ->capture_default_str();
   add_timing_options(*cmd, o.steps, o.repeats);
+  cmd->add_option("--calibration-rows", o.calibration_rows,
+                  "Rows of the 1-device runs each model's dense rate curve is measured again "
+                  "from, interleaved with its configurations, with the concurrency probes "
+                  "(none: the profile as it is)")
+      ->type_name("R,R,...|none")
+      ->capture_default_str();
   cmd->add_option("--speedup-tolerance", o.speedup_tolerance,
                   "Largest |predicted / measured speedup - 1| that passes")
       ->check(CLI::Range(0.0, 1e9))
@@ -74,8 +87,61 @@ CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& o) {
   return cmd;
 }
 
+namespace {
+
+// Prints the misses and returns the exit code: 0 when every row is within its tolerances.
+int report_misses(const std::vector<detail::ValidationRow>& rows,
+                  const detail::Tolerances& tolerances) {
+  const auto misses = detail::validation_misses(rows, tolerances);
+  if (misses.empty()) {
+    fmt::print("all {} configurations within tolerance\n", rows.size());
+    return 0;
+  }
+  const auto missed = std::count_if(rows.begin(), rows.end(), [&](const auto& r) {
+    return detail::validation_missed(r, tolerances);
+  });
+  fmt::print(stderr, "tandem: validation failed: {} of {} configurations out of tolerance:\n",
+             missed, rows.size());
+  for (const auto& m : misses) fmt::print(stderr, "  {}\n", m);
+  return 1;
+}
+
+int recompute(const ValidateOptions& o) {
+  const std::string text =
+      read_regular_file(o.recompute, 64 * kMiB, "validation run (JSON from bench validate)");
+  nlohmann::json run;
+  try {
+    run = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw FormatError(o.recompute, 0, std::string("not valid JSON: ") + e.what());
+  }
+  if (!run.is_object() || !run.contains("profile") || !run.contains("rows")) {
+    throw ConfigError("--recompute " + o.recompute +
+                      ": not a validation run (needs 'profile' and 'rows', as bench validate "
+                      "--json writes)");
+  }
+  const detail::HardwareProfile hw =
+      o.hardware.empty() ? detail::parse_hardware_profile(run.at("profile"), o.recompute)
+                         : detail::load_hardware_profile(o.hardware);
+  std::vector<detail::ValidationRow> rows;
+  try {
+    rows = detail::recompute_validation(run, hw);
+  } catch (const ConfigError& e) {
+    throw ConfigError("--recompute " + o.recompute + ": " + e.what());
+  }
+  const detail::Tolerances tolerances{o.speedup_tolerance, o.step_tolerance};
+  std::cout << detail::validation_table(rows, tolerances);
+  return report_misses(rows, tolerances);
+}
+
+}  // namespace
+
 int run_validate(const ValidateOptions& o) {
-  const detail::HardwareProfile hw = detail::load_hardware_profile(o.hardware);
+  if (!o.recompute.empty()) return recompute(o);
+  if (o.hardware.empty()) {
+    throw ConfigError("bench validate: --hardware is required (or --recompute RUN.json)");
+  }
+  detail::HardwareProfile hw = detail::load_hardware_profile(o.hardware);
   if (hw.device.threads < 1) {
     throw ConfigError("bench validate: --hardware " + o.hardware +
                       " has no device.threads: validation measures CPU devices, so it needs "
@@ -120,10 +186,51 @@ int run_validate(const ValidateOptions& o) {
        true},
       {"host", n, detail::StrategyKind::host, detail::ReducerKind::sharded, false}};
 
-  std::vector<detail::ValidationRow> rows;
-  nlohmann::json measured = nlohmann::json::array();
-  for (const auto& widths : models) {
-    const std::string model_name = fmt::format("{}", fmt::join(widths, "-"));
+  // One device only, at rows no configuration uses: the runs each model's rate curve is
+  // measured again from, interleaved with its configurations so that the machine's drift
+  // over minutes (the same 1-device step measured 20-25% apart a few minutes later) is
+  // common to both.
+  detail::StrategyOptions one_device;
+  one_device.threads_per_device = hw.device.threads;
+  std::vector<int64_t> calibration_rows;
+  if (o.calibration_rows != "none") {
+    try {
+      calibration_rows = parse_layer_widths(o.calibration_rows);  // whole numbers > 0
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string("--calibration-rows: ") + e.what());
+    }
+    std::vector<int64_t> distinct = calibration_rows;
+    std::sort(distinct.begin(), distinct.end());
+    if (std::unique(distinct.begin(), distinct.end()) - distinct.begin() < 2) {
+      throw ConfigError(
+          "--calibration-rows needs at least two different row counts (a line is fitted "
+          "through them), or none");
+    }
+  }
+
+  struct Measured {
+    size_t model;
+    int64_t batch;
+    size_t kind;
+    double seconds;
+    std::vector<double> per_repetition;
+    std::map<std::string, double> phases;
+  };
+  std::vector<Measured> all;
+  nlohmann::json calibrations = nlohmann::json::array();
+  // How much of one device's speed each keeps when all compute or stream memory at once:
+  // measured again through the run (a virtual machine's second core ran at 46-98% of the
+  // first's from minute to minute), one probe round per repetition round.
+  const bool refresh = !calibration_rows.empty();
+  std::vector<double> memory_shares, compute_shares;
+  for (size_t model = 0; model < models.size(); ++model) {
+    const auto& widths = models[model];
+    std::vector<std::unique_ptr<detail::StepRun>> calibration;
+    for (int64_t r : calibration_rows) {
+      calibration.push_back(
+          std::make_unique<detail::StepRun>(detail::dense_stack(widths), r, one_device));
+    }
+    uint64_t seed = 100;
     for (int64_t batch : batches) {
       std::vector<std::unique_ptr<detail::StepRun>> runs;
       for (const Kind& k : kinds) {
@@ -135,54 +242,90 @@ int run_validate(const ValidateOptions& o) {
         so.deterministic = k.deterministic;
         runs.push_back(std::make_unique<detail::StepRun>(detail::dense_stack(widths), batch, so));
       }
-      uint64_t seed = 100;
       for (int rep = 0; rep < o.repeats; ++rep) {
+        if (refresh) {
+          memory_shares.push_back(detail::concurrent_memory_share(n, 64 << 20, 1));
+          compute_shares.push_back(detail::concurrent_compute_share(n, 1));
+        }
+        for (auto& r : calibration) r->time(o.steps, seed);
         for (auto& r : runs) r->time(o.steps, seed);
       }
-      detail::Scenario scenario;
-      scenario.model = detail::ModelCost::dense(widths);
-      scenario.batch = batch;
-      const double base = runs.front()->median_seconds();
       for (size_t i = 0; i < runs.size(); ++i) {
-        const Kind& kind = kinds[i];
-        const detail::StepRun& r = *runs[i];
-        scenario.strategy = kind.strategy;
-        const detail::Prediction p = detail::predict_all(hw, scenario, {kind.devices}).front();
-        detail::ValidationRow row;
-        row.model = model_name;
-        row.config = kind.devices == 1 ? kind.name : fmt::format("{} devices {}", n, kind.name);
-        row.batch = batch;
-        row.devices = kind.devices;
-        row.predicted_seconds = p.step_seconds;
-        row.measured_seconds = r.median_seconds();
-        row.predicted_speedup = p.speedup;
-        row.measured_speedup = base / row.measured_seconds;
-        rows.push_back(row);
-        measured.push_back({{"model", model_name},
-                            {"batch", batch},
-                            {"config", row.config},
-                            {"devices", row.devices},
-                            {"strategy", detail::name_of(kind.strategy)},
-                            {"reducer", detail::name_of(kind.reducer)},
-                            {"deterministic", kind.deterministic},
-                            {"measured_seconds", row.measured_seconds},
-                            {"per_repetition", r.seconds()},
-                            {"predicted_seconds", row.predicted_seconds},
-                            {"measured_speedup", row.measured_speedup},
-                            {"predicted_speedup", row.predicted_speedup}});
+        all.push_back({model, batch, i, runs[i]->median_seconds(), runs[i]->seconds(),
+                       runs[i]->phase_seconds()});
       }
-      std::cout << detail::validation_table(
-          std::vector<detail::ValidationRow>(rows.end() - static_cast<long>(runs.size()),
-                                             rows.end()),
-          {o.speedup_tolerance, o.step_tolerance});
-      std::cout.flush();
+    }
+    if (!calibration.empty()) {
+      nlohmann::json c = detail::refit_dense_rate(hw, widths, calibration);
+      fmt::print("{}: {:.1f} GFLOP/s sustained, half_rows {:.1f} (1 device at rows {})\n",
+                 fmt::join(widths, "-"), c.at("sustained_flops").get<double>() / 1e9,
+                 c.at("half_rows").get<double>(), fmt::join(calibration_rows, ", "));
+      calibrations.push_back(c);
     }
   }
+  if (refresh) {
+    hw.device.concurrent_memory_share = std::min(1.0, detail::median_of(memory_shares));
+    hw.device.concurrent_compute_share = std::min(1.0, detail::median_of(compute_shares));
+    hw.document["device"]["concurrent_memory_share"] = hw.device.concurrent_memory_share;
+    hw.document["device"]["concurrent_compute_share"] = hw.device.concurrent_compute_share;
+    fmt::print(
+        "{} devices at once keep {:.2f} of one's memory bandwidth and {:.2f} of its GEMM speed "
+        "(medians of {} probe rounds; ranges {:.2f}-{:.2f} and {:.2f}-{:.2f})\n",
+        n, hw.device.concurrent_memory_share, hw.device.concurrent_compute_share,
+        memory_shares.size(), *std::min_element(memory_shares.begin(), memory_shares.end()),
+        *std::max_element(memory_shares.begin(), memory_shares.end()),
+        *std::min_element(compute_shares.begin(), compute_shares.end()),
+        *std::max_element(compute_shares.begin(), compute_shares.end()));
+  }
+
+  // The predictions, from the profile as the run left it; each row's speedup against its
+  // model and batch's 1-device run (kinds[0]).
+  std::vector<detail::ValidationRow> rows;
+  nlohmann::json measured = nlohmann::json::array();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Measured& m = all[i];
+    const Kind& kind = kinds[m.kind];
+    const auto& widths = models[m.model];
+    const std::string model_name = fmt::format("{}", fmt::join(widths, "-"));
+    const double base = all[i - m.kind].seconds;
+    const detail::Prediction p = detail::predict_config(
+        hw, {widths, m.batch, kind.devices, kind.strategy, kind.reducer, kind.deterministic});
+    detail::ValidationRow row;
+    row.model = model_name;
+    row.config = kind.devices == 1 ? kind.name : fmt::format("{} devices {}", n, kind.name);
+    row.batch = m.batch;
+    row.devices = kind.devices;
+    row.predicted_seconds = p.step_seconds;
+    row.measured_seconds = m.seconds;
+    row.predicted_speedup = p.speedup;
+    row.measured_speedup = base / row.measured_seconds;
+    rows.push_back(row);
+    measured.push_back({{"model", model_name},
+                        {"batch", m.batch},
+                        {"config", row.config},
+                        {"devices", row.devices},
+                        {"strategy", detail::name_of(kind.strategy)},
+                        {"reducer", detail::name_of(kind.reducer)},
+                        {"deterministic", kind.deterministic},
+                        {"measured_seconds", row.measured_seconds},
+                        {"per_repetition", m.per_repetition},
+                        {"measured_phases", m.phases},
+                        {"algorithm", p.algorithm},
+                        {"predicted_phases", p.phases},
+                        {"predicted_seconds", row.predicted_seconds},
+                        {"measured_speedup", row.measured_speedup},
+                        {"predicted_speedup", row.predicted_speedup}});
+  }
+  std::cout << detail::validation_table(rows, {o.speedup_tolerance, o.step_tolerance});
+  std::cout.flush();
   const detail::Tolerances tolerances{o.speedup_tolerance, o.step_tolerance};
   const auto misses = detail::validation_misses(rows, tolerances);
   if (!o.json_path.empty()) {
     nlohmann::json out = {
         {"profile", hw.document},
+        {"calibrations", calibrations},
+        {"concurrency_probes",
+         {{"memory_share", memory_shares}, {"compute_share", compute_shares}}},
         {"threads_per_device", hw.device.threads},
         {"devices", n},
         {"steps", o.steps},
@@ -193,17 +336,7 @@ int run_validate(const ValidateOptions& o) {
     write_text_atomically(o.json_path, out.dump(1) + "\n");
     fmt::print("wrote {}\n", o.json_path);
   }
-  if (misses.empty()) {
-    fmt::print("all {} configurations within tolerance\n", rows.size());
-    return 0;
-  }
-  const auto missed = std::count_if(rows.begin(), rows.end(), [&](const auto& r) {
-    return detail::validation_missed(r, tolerances);
-  });
-  fmt::print(stderr, "tandem: validation failed: {} of {} configurations out of tolerance:\n",
-             missed, rows.size());
-  for (const auto& m : misses) fmt::print(stderr, "  {}\n", m);
-  return 1;
+  return report_misses(rows, tolerances);
 }
 
 }  // namespace tandem::cli

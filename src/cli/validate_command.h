@@ -20,8 +20,13 @@ struct ValidateOptions {
   std::string batches = "32,128,512,2048";
   int devices = 2;
   int steps = 3, repeats = 5;
+  // 1-device rows each model's rate curve is measured again at (none: the profile's).
+  std::string calibration_rows = "16,64,256";
   double speedup_tolerance = 0.15, step_tolerance = 0.20;
   std::string json_path;
+  // A committed run (--json of an earlier validation): its measurements against this build's
+  // predictions, from its own profile or --hardware; nothing is measured.
+  std::string recompute;
 };
 
 // `bench` is the `tandem bench` command.

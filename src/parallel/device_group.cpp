@@ -7,22 +7,48 @@
 #include <iostream>
 #include <system_error>
 
+#include "profile/phase_timer.h"
 #include "profile/trace.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
+namespace {
+
+// How long a waiting device thread spins before it sleeps: longer than a wake-up costs on
+// a virtual machine, short enough that a spinning thread does not hold a core for long.
+constexpr double kSpinSeconds = 200e-6;
+
+// Spins (yielding after the first tries, so a thread that shares the core still runs)
+// until done() or kSpinSeconds.
+template <class Done>
+void spin_until(Done&& done) {
+  const auto start = Clock::now();
+  for (int spins = 0; !done(); ++spins) {
+    if (spins < 64) continue;
+    if ((spins & 63) == 0 && seconds_since(start) > kSpinSeconds) return;
+    std::this_thread::yield();
+  }
+}
+
+}  // namespace
 
 void DeviceBarrier::wait() {
-  std::unique_lock lock(mutex_);
-  if (aborted()) throw AbortedError{};
-  const uint64_t generation = generation_;
-  if (++waiting_ == parties_) {
-    waiting_ = 0;
-    ++generation_;
-    cv_.notify_all();
-    return;
+  uint64_t generation;
+  {
+    std::lock_guard lock(mutex_);
+    if (aborted()) throw AbortedError{};
+    generation = generation_;
+    if (++waiting_ == parties_) {
+      waiting_ = 0;
+      ++generation_;
+      released_.store(generation_, std::memory_order_release);
+      cv_.notify_all();
+      return;
+    }
   }
+  spin_until([&] { return released_.load(std::memory_order_acquire) != generation || aborted(); });
+  std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return generation_ != generation || aborted(); });
   if (generation_ == generation) throw AbortedError{};
 }

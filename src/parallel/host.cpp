@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "core/parallel_for.h"
+#include "parallel/buckets.h"
 #include "parallel/device_group.h"
 #include "parallel/replica.h"
 #include "parallel/replica_sum.h"
@@ -113,17 +114,25 @@ class Host final : public Strategy {
       replica.backward(nullptr, fused, 1.f / static_cast<float>(total));
       ++replica.times().steps;
     });
-    // 4. Gradients devices -> host, summed there; the update on the host.
-    {
-      ScopedTimer t(host_times_, Phase::allreduce);
-      tree_sum(grad_sources_, host_grads_.data(), 0, params);
-    }
-    ScopedTimer t(host_times_, Phase::optimizer);
+    // 4. Gradients devices -> host, summed there, and the update of the host's weights, on
+    // every core the devices have (as TensorFlow's CPU ops used all of the host's): each
+    // device's threads sum and update a share of the parameters. (An OpenMP team started
+    // from this thread instead left its worker spinning into the next step's forward, as
+    // libgomp does for milliseconds after a parallel region: small models ran 2x slower.)
     ++model_.iterations;
-    // The host uses every core the devices have, as TensorFlow's CPU update did.
-    c.kernel->update(model_.params.data(), host_grads_.data(), state_ptrs_.data(), 0, params,
-                     model_.iterations, model_.learning_rate,
-                     group_.size() * group_.plan().threads_per_device, 0);
+    group_.run([&](int r) {
+      Replica& replica = *replicas_[r];
+      const auto [begin, end] = aligned_share(params, n, r);
+      if (begin == end) return;
+      {
+        ScopedTimer t(replica.times(), Phase::allreduce);
+        tree_sum(grad_sources_, host_grads_.data(), begin, end);
+      }
+      ScopedTimer t(replica.times(), Phase::optimizer);
+      c.kernel->update(model_.params.data(), host_grads_.data(), state_ptrs_.data(), begin, end,
+                       model_.iterations, model_.learning_rate, group_.plan().threads_per_device,
+                       0);
+    });
     ++host_times_.steps;
     return stats;
   }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <thread>
 
+#include "parallel/bf16.h"
 #include "parallel/shared_memory_communicator.h"
 #include "parallel/world.h"
 #include "profile/phase_timer.h"
@@ -45,16 +46,6 @@ int as_mpi_count(int64_t count, const char* what) {
                       " elements exceed what one MPI call moves (2^31 - 1)");
   }
   return static_cast<int>(count);
-}
-
-// bfloat16: the high half of a float32, rounded to nearest even (NaN stays NaN).
-uint16_t to_bf16(float f) {
-  const auto u = std::bit_cast<uint32_t>(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-float from_bf16(uint16_t h) {
-  return std::bit_cast<float>(static_cast<uint32_t>(h) << 16);
 }
 
 // MPI_Op: inout += in, summed in float32, stored as bfloat16.

@@ -345,22 +345,34 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   const std::string out = dir.file("machine.json");
   const CliResult r = run_cli("calibrate --out '" + out +
                                   "' --layers 512,128 --rows 8,64,256 --steps 2 --repeats 2 "
-                                  "--conv-model mnist-convnet --conv-batch 8 --max-devices 2",
+                                  "--conv-model mnist-convnet --conv-batch 8 --max-devices 2 "
+                                  "--also-layers '256;64,64'",
                               dir);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("dense step, 256 rows"));
+  EXPECT_THAT(r.out, HasSubstr("dense 784-512-128-10 step, 256 rows"));
+  EXPECT_THAT(r.out, HasSubstr("dense 784-64-64-10 step, 8 rows"));
   EXPECT_THAT(r.out, HasSubstr("mnist-convnet step, batch 8"));
   const auto j = nlohmann::json::parse(read_file(out));
   EXPECT_EQ(j.at("max_devices"), 2);
   EXPECT_EQ(j.at("device").at("threads"), 1);
-  for (const char* figure : {"sustained_flops", "memory_bandwidth", "conv_flops"}) {
+  for (const char* figure : {"sustained_flops", "memory_bandwidth", "conv_flops", "fork_join",
+                             "concurrent_memory_share", "bf16_seconds_per_float"}) {
     EXPECT_GT(j.at("device").at(figure).get<double>(), 0) << figure;
   }
+  EXPECT_LE(j.at("device").at("concurrent_memory_share").get<double>(), 1);
+  EXPECT_GE(j.at("device").at("barrier").get<double>(), 0);
+  // Each --also-layers model keeps its own rate curve, measured the same way.
+  const auto& curves = j.at("device").at("dense_rates");
+  ASSERT_EQ(curves.size(), 2u);
+  EXPECT_EQ(curves[1].at("widths"), nlohmann::json({784, 64, 64, 10}));
+  EXPECT_GT(curves[1].at("sustained_flops").get<double>(), 0);
   EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
   // Every figure names its measurement.
   for (const char* source :
        {"device.sustained_flops, device.half_rows", "device.memory_bandwidth", "device.conv_flops",
-        "host.memory_bandwidth", "host_device", "device_device"}) {
+        "host.memory_bandwidth", "host_device", "device_device", "device.concurrent_memory_share",
+        "device.fork_join, device.barrier", "device.bf16_seconds_per_float",
+        "device.dense_rates 784-256-10"}) {
     ASSERT_TRUE(j.at("sources").contains(source)) << source;
     EXPECT_THAT(j.at("sources").at(source).get<std::string>(), HasSubstr("Measured"));
   }
@@ -385,7 +397,8 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
                 .exit_code,
             0);
   const std::string common = "bench validate --hardware '" + profile +
-                             "' --models '512;128,128' --batches 64 --steps 1 --repeats 1";
+                             "' --models '512;128,128' --batches 64 --steps 1 --repeats 1 "
+                             "--calibration-rows 16,256";
   const CliResult pass = run_cli(
       common + " --speedup-tolerance 1e9 --step-tolerance 1e9 --json '" + dir.file("v.json") + "'",
       dir);
@@ -395,10 +408,33 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   const auto j = nlohmann::json::parse(read_file(dir.file("v.json")));
   EXPECT_EQ(j.at("rows").size(), 10u);  // 2 models x 5 configurations
   EXPECT_EQ(j.at("profile").at("device").at("threads"), 1);
+  // Each model's rate curve measured again on 1 device, interleaved, and used.
+  ASSERT_EQ(j.at("calibrations").size(), 2u);
+  EXPECT_EQ(j.at("calibrations")[1].at("widths"), nlohmann::json({784, 128, 128, 10}));
+  EXPECT_EQ(j.at("calibrations")[1].at("steps").size(), 2u);
+  EXPECT_EQ(j.at("profile").at("device").at("dense_rates").size(), 2u);
+  EXPECT_THAT(pass.out, HasSubstr("784-128-128-10: "));
   const CliResult fail = run_cli(common + " --speedup-tolerance 0 --step-tolerance 0", dir);
   EXPECT_EQ(fail.exit_code, 1);
   EXPECT_THAT(fail.err, HasSubstr("validation failed: 10 of 10 configurations out of tolerance"));
   EXPECT_THAT(fail.err, HasSubstr("784-512-10, batch 64, 2 devices host: speedup predicted"));
+  // --recompute measures nothing: the run's measurements against this build's predictions,
+  // with the run's own profile; the exit code follows the tolerances the same way.
+  const std::string again = "bench validate --recompute '" + dir.file("v.json") + "'";
+  const CliResult same = run_cli(again + " --speedup-tolerance 1e9 --step-tolerance 1e9", dir);
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_THAT(same.out, HasSubstr("all 10 configurations within tolerance"));
+  const CliResult strict = run_cli(again + " --speedup-tolerance 0 --step-tolerance 0", dir);
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_THAT(strict.err, HasSubstr("validation failed: 10 of 10 configurations out of tolerance"));
+  std::ofstream(dir.file("not_a_run.json")) << "{\"rows\": []}";
+  const CliResult wrong =
+      run_cli("bench validate --recompute '" + dir.file("not_a_run.json") + "'", dir);
+  EXPECT_EQ(wrong.exit_code, 2) << wrong.err;
+  EXPECT_THAT(wrong.err, HasSubstr("not a validation run"));
+  const CliResult neither = run_cli("bench validate --models 512", dir);
+  EXPECT_NE(neither.exit_code, 0);
+  EXPECT_THAT(neither.err, HasSubstr("--hardware is required"));
 }
 
 TEST_F(CliTest, SummaryOfTheSeedModel) {
@@ -739,6 +775,18 @@ const BadCommand kBadCommands[] = {
      "calibrate --out {dir}/p.json --layers 8 --rows 1,2 --steps 1 --repeats 1 --conv-model nope",
      {"tandem: error:", "--conv-model 'nope' is not a built-in convnet", "minigooglenet"},
      2},
+    {"CalibrateBadAlsoLayers",
+     "calibrate --out {dir}/p.json --layers 8 --rows 1,2 --also-layers '16;0'",
+     {"tandem: error:", "--also-layers", "0"},
+     2},
+    {"ValidateOneCalibrationRow",
+     "bench validate --hardware this-machine-cpu --calibration-rows 64,64",
+     {"tandem: error:", "--calibration-rows needs at least two different row counts"},
+     2},
+    {"ValidateRecomputeMissingRun",
+     "bench validate --recompute {dir}/none.json",
+     {"tandem: error:", "none.json"},
+     0},
     {"ValidateGpuProfile",
      "bench validate --hardware pcie3-4gpu",
      {"tandem: error:", "has no device.threads", "tandem calibrate"},

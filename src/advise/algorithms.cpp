@@ -1,0 +1,551 @@
+#include "advise/algorithms.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tandem/error.h"
+
+namespace tandem::detail {
+namespace {
+
+// What each of several devices computing at once keeps of one device's speed alone: of its
+// memory bandwidth, and of its arithmetic (cores that all run AVX-512 clock down, or share a
+// virtual machine's host). 1 for one device.
+struct Shares {
+  double memory = 1, compute = 1;
+};
+
+// Seconds of one layer's forward (or backward) on `rows` samples on one device. A Dense
+// layer's rate sustained * r / (r + half_rows) is flops / sustained plus a fixed part,
+// flops_per_row * half_rows / sustained, that does not grow with the rows: streaming the
+// weights, which slows with the memory share when other devices stream theirs.
+double layer_seconds(const DeviceProfile& d, const LayerCost& l, int64_t rows, bool backward,
+                     Shares share = {}) {
+  if (rows <= 0) return 0;
+  const double r = static_cast<double>(rows);
+  const double per_row = backward ? l.backward_flops : l.forward_flops;
+  const double bytes = r * (backward ? l.backward_bytes : l.forward_bytes);
+  if (per_row <= 0 && bytes <= 0) return 0;
+  double seconds = d.layer_overhead + bytes / (d.memory_bandwidth * share.memory);
+  if (per_row > 0) {
+    if (l.kind == CostKind::conv) {
+      seconds +=
+          r * per_row / ((d.conv_flops > 0 ? d.conv_flops : d.sustained_flops) * share.compute);
+    } else {
+      seconds +=
+          (r * per_row / share.compute + per_row * d.half_rows / share.memory) / d.sustained_flops;
+    }
+  }
+  return seconds;
+}
+
+double forward_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows,
+                       Shares share = {}) {
+  double s = 0;
+  for (const auto& l : m.layers) s += layer_seconds(d, l, rows, false, share);
+  return s;
+}
+
+double backward_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows,
+                        Shares share = {}) {
+  double s = 0;
+  for (const auto& l : m.layers) s += layer_seconds(d, l, rows, true, share);
+  return s;
+}
+
+double transfer_seconds(const LinkProfile& link, double bytes) {
+  return bytes <= 0 ? 0 : link.latency + bytes / link.bandwidth;
+}
+
+// A resource that does one task at a time: a task starts when ready and the resource is
+// free; returns its end.
+struct Resource {
+  double free_at = 0, busy = 0;
+  double run(double ready, double seconds) {
+    const double start = std::max(ready, free_at);
+    free_at = start + seconds;
+    busy += seconds;
+    return free_at;
+  }
+};
+
+// The rows the busiest device computes.
+int64_t rows_per_device(const Scenario& s) {
+  return s.per_device_batch ? s.batch : (s.batch + s.devices - 1) / s.devices;
+}
+
+int64_t global_batch(const Scenario& s) {
+  return s.per_device_batch ? s.batch * s.devices * s.ranks : s.batch;
+}
+
+// The share of one device's speed alone that each of k devices keeps when all run at once,
+// from the profile's measurement with max_devices (`at_max`): 1 alone, interpolated in
+// between; beyond the profile's devices their sum stays at what max_devices reach.
+double share_of(double at_max, int max_devices, int k) {
+  const int max = std::max(max_devices, 1);
+  if (k <= 1 || max <= 1) return k <= 1 ? 1.0 : std::min(1.0, at_max * max / k);
+  if (k >= max) return at_max * max / k;
+  return 1.0 - (1.0 - at_max) * (k - 1) / (max - 1);
+}
+
+double memory_share(const HardwareProfile& hw, int k) {
+  return share_of(hw.device.concurrent_memory_share, hw.max_devices, k);
+}
+
+// The shares each device keeps while all of the scenario's devices on one machine run at
+// once (a process's devices; MPI ranks of one host too, up to the profile's devices).
+Shares devices_share(const HardwareProfile& hw, const Scenario& s) {
+  const int k = std::min(s.devices * s.ranks, std::max(hw.max_devices, s.devices));
+  return {memory_share(hw, k), share_of(hw.device.concurrent_compute_share, hw.max_devices, k)};
+}
+
+// The optimizer's passes over `params` floats. Not slowed by other devices updating at the
+// same time: in the validation run each of 2 devices updating the whole seed model at once
+// took 13.9 ms against 13.4 ms alone (the update computes as much as it streams), where the
+// copies and sums below lose memory_share.
+double update_seconds(const HardwareProfile& hw, const Scenario& s, double params) {
+  return s.update_passes * 4.0 * params / hw.device.memory_bandwidth;
+}
+
+// The part of a device's Dense layers' weight-gradient time that does not grow with the rows:
+// the cost model's rate sustained * r / (r + half_rows) is flops / sustained plus
+// flops_per_row * half_rows / sustained, a fixed cost per pass proportional to the layer's
+// weights (streaming them). The weight-gradient pass is as many FLOPs as forward.
+double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, Shares share) {
+  double s = 0;
+  for (const auto& l : m.layers) {
+    if (l.kind == CostKind::dense) {
+      s += l.forward_flops * d.half_rows / d.sustained_flops / share.memory;
+    }
+  }
+  return s;
+}
+
+// Gradient buckets as make_buckets (src/parallel/buckets.cpp) forms them: layers in backward
+// order, a bucket closed once it holds the first (then the regular) bucket's bytes. Each
+// is its parameter count and the index of the layer whose backward completes it.
+struct ModelBucket {
+  double params = 0;
+  size_t closing_layer = 0;
+};
+
+std::vector<ModelBucket> model_buckets(const Scenario& s) {
+  std::vector<ModelBucket> out;
+  ModelBucket open;
+  const int64_t first = std::min(s.first_bucket_bytes, s.bucket_bytes);
+  for (size_t i = s.model.layers.size(); i-- > 0;) {
+    if (s.model.layers[i].params == 0) continue;
+    open.params += static_cast<double>(s.model.layers[i].params);
+    open.closing_layer = i;
+    if (4.0 * open.params >= static_cast<double>(out.empty() ? first : s.bucket_bytes)) {
+      out.push_back(open);
+      open = {};
+    }
+  }
+  if (open.params > 0) out.push_back(open);
+  return out;
+}
+
+int layers_with_params(const ModelCost& m) {
+  return static_cast<int>(std::count_if(m.layers.begin(), m.layers.end(),
+                                        [](const LayerCost& l) { return l.params > 0; }));
+}
+
+// The costs every CPU-device algorithm shares: waking the devices and joining them
+// (DeviceGroup::run), the input rows, forward and the step's fixed overhead.
+Prediction cpu_step_start(const HardwareProfile& hw, const Scenario& s, int64_t rows) {
+  const DeviceProfile& d = hw.device;
+  Prediction p;
+  p.phases["input"] = transfer_seconds(hw.host_device, 4.0 * rows * s.model.input_size);
+  p.phases["compute"] = forward_seconds(d, s.model, rows, devices_share(hw, s));
+  p.phases["allreduce"] = 0;
+  p.phases["optimizer"] = 0;
+  p.phases["overhead"] = d.step_overhead + (s.devices > 1 ? d.fork_join : 0);
+  return p;
+}
+
+Prediction finish(Prediction p) {
+  p.step_seconds = 0;
+  for (const auto& [phase, seconds] : p.phases) p.step_seconds += seconds;
+  p.busy["device"] = p.phases["compute"] + p.phases["allreduce"] + p.phases["optimizer"];
+  p.busy["allreduce"] = p.phases["allreduce"];
+  return p;
+}
+
+// single_device.cpp: forward, backward, the whole update, on the calling thread.
+Prediction single_device(const HardwareProfile& hw, const Scenario& s) {
+  const int64_t rows = rows_per_device(s);
+  Prediction p = cpu_step_start(hw, s, rows);
+  p.phases["compute"] += backward_seconds(hw.device, s.model, rows, devices_share(hw, s));
+  p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()));
+  return finish(p);
+}
+
+// grad_reducer.cpp, WeightGradShardReducer (mirrored, sharded reducer, shared parameters,
+// every layer with parameters a Dense used once): each device runs backward's input
+// gradients on its rows, hands over its operands per layer, and computes 1/N of every
+// weight gradient over the whole batch (as many FLOPs as its own rows' weight gradient),
+// then updates that 1/N; nothing is summed. Its weight-gradient GEMMs write 1/N of each
+// kernel gradient, so their fixed cost is 1/N of a whole one's. A hand-off per layer, a
+// barrier at the end.
+Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
+  const int n = s.devices;
+  const int64_t rows = rows_per_device(s);
+  Prediction p = cpu_step_start(hw, s, rows);
+  const Shares share = devices_share(hw, s);
+  p.phases["compute"] += backward_seconds(hw.device, s.model, rows, share) -
+                         (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, share);
+  p.phases["allreduce"] = layers_with_params(s.model) * hw.device_device.latency;
+  p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()) / n);
+  p.phases["overhead"] += hw.device.barrier;
+  return finish(p);
+}
+
+// The cross-device part of the sharded reducer (grad_reducer.cpp, ShardedUpdateReducer), per
+// device: for each bucket, its 1/N shard summed over the N replicas' gradients (N reads of
+// count/N floats), updated, and (with a copy of the parameters per replica) written into
+// the other N-1. A hand-off per bucket.
+void sharded_bucket_work(const HardwareProfile& hw, const Scenario& s, Prediction& p) {
+  const int n = s.devices;
+  const double share = memory_share(hw, n);
+  const double sum_rate = hw.device_device.bandwidth * share;
+  const double copy_rate = hw.host_device.bandwidth * share;
+  for (const ModelBucket& b : model_buckets(s)) {
+    p.phases["allreduce"] += hw.device_device.latency + 4.0 * b.params / sum_rate;
+    if (!s.shared_parameters) p.phases["allreduce"] += (n - 1) * 4.0 * b.params / n / copy_rate;
+    p.phases["optimizer"] += update_seconds(hw, s, b.params / n);
+  }
+}
+
+// grad_reducer.cpp, ShardedUpdateReducer (mirrored, sharded reducer, when weight-gradient
+// sharding does not apply: convnets, shared layers, shared_parameters off): full backward
+// into each replica's gradient buffer, then sharded_bucket_work on the same cores.
+Prediction sharded_buckets(const HardwareProfile& hw, const Scenario& s) {
+  const int64_t rows = rows_per_device(s);
+  Prediction p = cpu_step_start(hw, s, rows);
+  p.phases["compute"] += backward_seconds(hw.device, s.model, rows, devices_share(hw, s));
+  sharded_bucket_work(hw, s, p);
+  p.phases["overhead"] += hw.device.barrier;
+  return finish(p);
+}
+
+// grad_reducer.cpp, AllreduceReducer over shared_memory_communicator.cpp (mirrored, reducer
+// allreduce): each bucket all-reduced in shared memory (each device sums its 1/N slice of
+// the N buffers, tree_sum_into_all, and copies the sum into the N-1 others), then every
+// device applies the whole update to its own copy of the parameters (mirrored.cpp).
+Prediction bucket_allreduce(const HardwareProfile& hw, const Scenario& s) {
+  const int n = s.devices;
+  const int64_t rows = rows_per_device(s);
+  Prediction p = cpu_step_start(hw, s, rows);
+  p.phases["compute"] += backward_seconds(hw.device, s.model, rows, devices_share(hw, s));
+  const double share = memory_share(hw, n);
+  for (const ModelBucket& b : model_buckets(s)) {
+    p.phases["allreduce"] += hw.device_device.latency +
+                             4.0 * b.params / (hw.device_device.bandwidth * share) +
+                             (n - 1) * 4.0 * b.params / n / (hw.host_device.bandwidth * share);
+  }
+  p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()));
+  p.phases["overhead"] += hw.device.barrier;
+  return finish(p);
+}
+
+// mirrored.cpp, deterministic_gradients: each device computes its micro-shards one after
+// another (shards / devices of them over all ranks, B / shards rows each), copies each
+// shard's gradients aside and sums them in a fixed tree (tree_sum) into its buffer.
+Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
+  const int n = s.devices * s.ranks;
+  const int shards = std::max(s.deterministic_shards, n);
+  const int local = shards / n;
+  const int64_t shard_rows = (global_batch(s) + shards - 1) / shards;
+  Prediction p = cpu_step_start(hw, s, shard_rows);
+  const DeviceProfile& d = hw.device;
+  p.phases["compute"] = local * (forward_seconds(d, s.model, shard_rows, devices_share(hw, s)) +
+                                 backward_seconds(d, s.model, shard_rows, devices_share(hw, s)));
+  const double share = memory_share(hw, s.devices);
+  const double params = static_cast<double>(s.model.params());
+  // Each shard's gradients copied aside, then the local tree: `local` reads (one copy when
+  // there is a single shard), into the replica's buffer.
+  p.phases["allreduce"] = local * 4.0 * params / (hw.host_device.bandwidth * share) +
+                          (local > 1 ? local * 4.0 * params / (hw.device_device.bandwidth * share)
+                                     : 4.0 * params / (hw.host_device.bandwidth * share));
+  return p;
+}
+
+// Deterministic mode in one process: deterministic_start, then the sharded reducer across
+// the devices once backward is over (sharded_bucket_work).
+Prediction deterministic_shards(const HardwareProfile& hw, const Scenario& s) {
+  Prediction p = deterministic_start(hw, s);
+  sharded_bucket_work(hw, s, p);
+  p.phases["overhead"] += hw.device.barrier;
+  return finish(p);
+}
+
+// host.cpp (tandem's host strategy on CPU devices): three rounds per step. 1: every device
+// copies the whole weights from the host buffer, runs forward on its rows and copies its
+// outputs back; the loss on the host; 2: the output gradient to the devices, backward on
+// each; 3: the host's sum of the N gradient buffers (tree_sum) and its update, each device's
+// cores taking 1/N of the parameters.
+Prediction host_copies(const HardwareProfile& hw, const Scenario& s) {
+  const int n = s.devices;
+  const int64_t rows = rows_per_device(s);
+  const DeviceProfile& d = hw.device;
+  const double params = static_cast<double>(s.model.params());
+  Prediction p = cpu_step_start(hw, s, rows);
+  p.phases["compute"] += backward_seconds(d, s.model, rows, devices_share(hw, s));
+  p.phases["weights_to_devices"] =
+      4.0 * params / (hw.host_device.bandwidth * memory_share(hw, n)) + hw.host_device.latency;
+  // tree_sum of n buffers into one, 1/n of it per device: n reads and a write of each float.
+  p.phases["gradients_to_host"] =
+      (n + 1) * 4.0 * params / n / (hw.host_memory_bandwidth * memory_share(hw, n));
+  p.phases["host_update"] = s.update_passes * 4.0 * params / n / hw.host_update_bandwidth;
+  p.phases["overhead"] += 2 * d.fork_join;  // the second and third rounds
+  p.phases.erase("allreduce");
+  p.phases.erase("optimizer");
+  Prediction out = finish(p);
+  out.busy["weights_to_devices"] = p.phases["weights_to_devices"];
+  out.busy["gradients_to_host"] = p.phases["gradients_to_host"];
+  out.busy["host_update"] = p.phases["host_update"];
+  return out;
+}
+
+// Replicas on devices that move bytes over links (GPUs; NCCL, DDP, MirroredStrategy): buckets
+// all-reduced in a ring (or a tree) while backward runs, then the update on every device.
+Prediction ring_allreduce(const HardwareProfile& hw, const Scenario& s) {
+  const DeviceProfile& d = hw.device;
+  const int n = s.devices;
+  const int64_t rows = rows_per_device(s);
+  const auto& layers = s.model.layers;
+  Prediction p;
+  Resource device, ring;
+  double t = device.run(0, transfer_seconds(hw.host_device, 4.0 * rows * s.model.input_size));
+  p.phases["input"] = t;
+  const double forward = forward_seconds(d, s.model, rows);
+  t = device.run(t, forward);
+  double compute = forward, comm_total = 0;
+  const double wire = s.bf16 ? 2.0 : 4.0;
+  double bucket_bytes = 0, deferred = 0;
+  double comm_end = t;
+  for (size_t i = layers.size(); i-- > 0;) {
+    const double b = layer_seconds(d, layers[i], rows, true);
+    compute += b;
+    t = device.run(t, b);
+    bucket_bytes += 4.0 * static_cast<double>(layers[i].params);
+    const bool last = i == 0;
+    if (n > 1 && (bucket_bytes >= static_cast<double>(s.bucket_bytes) || last)) {
+      const double bytes_on_wire = bucket_bytes * wire / 4.0;
+      // Ring: 2(n-1) steps, each moving 1/n of the bucket over every link. Tree: the whole
+      // bucket down a binary tree and back up, 2 ceil(log2 n) hops.
+      const double hops = 2.0 * std::ceil(std::log2(static_cast<double>(n)));
+      const double c =
+          s.allreduce == AllreduceKind::tree
+              ? hops * (hw.device_device.latency + bytes_on_wire / hw.device_device.bandwidth)
+              : 2.0 * (n - 1) * hw.device_device.latency +
+                    2.0 * (n - 1) / n * bytes_on_wire / hw.device_device.bandwidth;
+      comm_total += c;
+      if (d.comm_uses_compute) {
+        t = device.run(t, c);  // the cores that compute also move the bytes
+        comm_end = t;
+      } else {
+        // Without overlap a bucket waits for the whole backward (known only at the end:
+        // queued here, started below).
+        comm_end = s.overlap ? ring.run(t, c) : (deferred += c, comm_end);
+      }
+      bucket_bytes = 0;
+    }
+  }
+  if (deferred > 0) comm_end = ring.run(t, deferred);
+  const double end_of_reduction = std::max(t, comm_end);
+  p.phases["compute"] = compute;
+  p.phases["allreduce"] = std::max(0.0, end_of_reduction - (p.phases["input"] + compute));
+  p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()));
+  p.phases["overhead"] = d.step_overhead;
+  p.busy["device"] = device.busy;
+  p.busy["allreduce"] = comm_total;
+  p.step_seconds = end_of_reduction + p.phases["optimizer"] + d.step_overhead;
+  return p;
+}
+
+// keras multi_gpu_model as TensorFlow ran it: weights on the host are copied to every
+// device layer by layer as forward needs them, gradients are copied back layer by layer
+// as backward makes them, and the host sums the N gradients and updates each layer as
+// soon as its gradients are in. Devices sharing a link share its bandwidth.
+Prediction keras_multi_gpu_model(const HardwareProfile& hw, const Scenario& s) {
+  const DeviceProfile& d = hw.device;
+  const int n = s.devices;
+  const int64_t rows = rows_per_device(s);
+  const int share = std::min(n, hw.host_device.devices_per_link);  // devices on the busiest link
+  const auto& layers = s.model.layers;
+  Prediction p;
+  Resource links_to_device, device, links_to_host, cpu;
+  // CPU devices copy with their own cores: their copies queue behind their compute.
+  Resource& to_device = d.comm_uses_compute ? device : links_to_device;
+  Resource& to_host = d.comm_uses_compute ? device : links_to_host;
+  // Each link direction carries its devices' copies one after another; busy time per
+  // direction is kept apart (for CPU devices the resource is the device itself).
+  double in_busy = 0, out_busy = 0;
+  auto over_link = [&](double bytes_per_device, double& busy) {
+    const double seconds = share * transfer_seconds(hw.host_device, bytes_per_device);
+    busy += seconds;
+    return seconds;
+  };
+  double ready = to_device.run(0, over_link(4.0 * rows * s.model.input_size, in_busy));
+  std::vector<double> weights_at(layers.size());
+  for (size_t i = 0; i < layers.size(); ++i) {
+    weights_at[i] =
+        to_device.run(0, over_link(4.0 * static_cast<double>(layers[i].params), in_busy));
+  }
+  double t = ready, compute = 0;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const double f = layer_seconds(d, layers[i], rows, false);
+    compute += f;
+    t = device.run(std::max(t, weights_at[i]), f);
+  }
+  // Outputs to the host, loss there, output gradients back: small, latency-bound.
+  t += 2 * hw.host_device.latency;
+  double update_end = 0;
+  for (size_t i = layers.size(); i-- > 0;) {
+    const double b = layer_seconds(d, layers[i], rows, true);
+    compute += b;
+    t = device.run(t, b);
+    const double bytes = 4.0 * static_cast<double>(layers[i].params);
+    const double arrived = to_host.run(t, over_link(bytes, out_busy));
+    // The sum of the n gradients (n reads, 1 write), then the update's passes.
+    update_end = cpu.run(arrived, (n + 1) * bytes / hw.host_memory_bandwidth +
+                                      s.update_passes * bytes / hw.host_update_bandwidth);
+  }
+  p.phases["compute"] = compute;
+  p.phases["overhead"] = d.step_overhead;
+  p.busy["device"] = device.busy;
+  p.busy["weights_to_devices"] = in_busy;
+  p.busy["gradients_to_host"] = out_busy;
+  p.busy["host_update"] = cpu.busy;
+  // The critical path is compute plus waiting; the waiting is attributed to the copies
+  // and the host's sum and update in proportion to how busy each was.
+  const double path = update_end;
+  const double waiting = std::max(0.0, path - compute);
+  const double others = in_busy + out_busy + cpu.busy;
+  p.phases["weights_to_devices"] = waiting * in_busy / others;
+  p.phases["gradients_to_host"] = waiting * out_busy / others;
+  p.phases["host_update"] = waiting * cpu.busy / others;
+  p.step_seconds = path + d.step_overhead;
+  return p;
+}
+
+// hierarchical_reducer.cpp over mpi_world.cpp (several MPI ranks, `devices` local devices
+// each sharing one parameter buffer): each local device sums its 1/L shard of every bucket
+// over the local replicas; the communication thread all-reduces each bucket across the
+// ranks (float32 with MPI_SUM; bf16: packed, reduced with a bfloat16 sum, unpacked;
+// deterministic: all-gathered and tree-summed), sharing the ranks' cores; then each local
+// device updates 1/L of the parameters.
+Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
+  const int local = s.devices, ranks = s.ranks;
+  Prediction p;
+  if (s.deterministic) {
+    p = deterministic_start(hw, s);
+  } else {
+    const int64_t rows = rows_per_device(s);
+    p = cpu_step_start(hw, s, rows);
+    p.phases["compute"] += backward_seconds(hw.device, s.model, rows, devices_share(hw, s));
+  }
+  const LinkProfile& link = hw.rank_rank.bandwidth > 0 ? hw.rank_rank : hw.device_device;
+  // Every rank's devices on one machine stream memory at once (the ranks of one host).
+  const int streams = std::min(local * ranks, std::max(hw.max_devices, local));
+  for (const ModelBucket& b : model_buckets(s)) {
+    const double bytes = 4.0 * b.params;
+    if (local > 1) {
+      p.phases["allreduce"] += hw.device_device.latency +
+                               bytes / (hw.device_device.bandwidth * memory_share(hw, streams));
+    }
+    if (s.deterministic) {
+      // MPI_Allgather of every rank's bucket, then a tree over the ranks' copies.
+      p.phases["allreduce"] +=
+          (ranks - 1) * transfer_seconds(link, bytes) + ranks * bytes / hw.device_device.bandwidth;
+    } else {
+      const double wire = s.bf16 ? bytes / 2 : bytes;
+      p.phases["allreduce"] +=
+          2.0 * (ranks - 1) * link.latency + 2.0 * (ranks - 1) / ranks * wire / link.bandwidth;
+      // bf16: every float packed and unpacked (one round trip), and the bfloat16 sum of each
+      // received part (two unpacks and a pack: 1.5 round trips) per other rank.
+      if (s.bf16) {
+        p.phases["allreduce"] +=
+            b.params * hw.device.bf16_seconds_per_float * (1.0 + 1.5 * (ranks - 1));
+      }
+    }
+  }
+  p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()) / local);
+  p.phases["overhead"] += 2 * hw.device.barrier;
+  return finish(p);
+}
+
+}  // namespace
+
+const std::vector<AlgorithmModel>& algorithm_models() {
+  static const std::vector<AlgorithmModel> models = {
+      {Algorithm::single_device, "single device", "make_single_device_strategy"},
+      {Algorithm::weight_grad_shard, "weight-gradient sharding",
+       "make_mirrored_strategy, make_weight_grad_shard_reducer"},
+      {Algorithm::sharded_buckets, "sharded buckets",
+       "make_mirrored_strategy, make_sharded_update_reducer"},
+      {Algorithm::bucket_allreduce, "bucketed all-reduce",
+       "make_mirrored_strategy, make_allreduce_reducer, SharedMemoryCommunicator"},
+      {Algorithm::deterministic_shards, "deterministic micro-shards",
+       "make_mirrored_strategy (deterministic_gradients), make_sharded_update_reducer"},
+      {Algorithm::host_copies, "tandem host", "make_host_strategy"},
+      {Algorithm::keras_multi_gpu_model, "Keras multi_gpu_model", "keras.utils.multi_gpu_model"},
+      {Algorithm::ring_allreduce, "ring all-reduce over links", "NCCL / DDP ring all-reduce"},
+      {Algorithm::hierarchical, "MPI hierarchical",
+       "make_mirrored_strategy, make_hierarchical_reducer, MpiGradientComm (bf16, "
+       "deterministic)"},
+  };
+  return models;
+}
+
+const char* name_of(Algorithm a) {
+  for (const auto& m : algorithm_models()) {
+    if (m.algorithm == a) return m.name;
+  }
+  return "unknown";
+}
+
+Algorithm algorithm_for(const HardwareProfile& hw, const Scenario& s) {
+  const bool cpu_devices = hw.device.threads > 0;
+  if (s.ranks > 1) return Algorithm::hierarchical;
+  if (s.strategy == StrategyKind::host) {
+    if (s.devices == 1) return Algorithm::single_device;  // multi_gpu_model is not used then
+    return cpu_devices ? Algorithm::host_copies : Algorithm::keras_multi_gpu_model;
+  }
+  if (s.deterministic && cpu_devices) return Algorithm::deterministic_shards;
+  if (s.devices == 1) return Algorithm::single_device;
+  if (!cpu_devices) return Algorithm::ring_allreduce;
+  if (s.reducer == ReducerKind::allreduce) return Algorithm::bucket_allreduce;
+  if (s.shared_parameters && s.shard_weight_gradients && s.model.dense_used_once) {
+    return Algorithm::weight_grad_shard;
+  }
+  return Algorithm::sharded_buckets;
+}
+
+Prediction simulate(const HardwareProfile& hw, const Scenario& s, Algorithm a) {
+  switch (a) {
+    case Algorithm::single_device:
+      return single_device(hw, s);
+    case Algorithm::weight_grad_shard:
+      return weight_grad_shard(hw, s);
+    case Algorithm::sharded_buckets:
+      return sharded_buckets(hw, s);
+    case Algorithm::bucket_allreduce:
+      return bucket_allreduce(hw, s);
+    case Algorithm::deterministic_shards:
+      return deterministic_shards(hw, s);
+    case Algorithm::host_copies:
+      return host_copies(hw, s);
+    case Algorithm::keras_multi_gpu_model:
+      return keras_multi_gpu_model(hw, s);
+    case Algorithm::ring_allreduce:
+      return ring_allreduce(hw, s);
+    case Algorithm::hierarchical:
+      return hierarchical(hw, s);
+  }
+  throw Error("cost model: no simulation for this algorithm");
+}
+
+}  // namespace tandem::detail

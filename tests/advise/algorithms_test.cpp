@@ -1,0 +1,231 @@
+// The cost model simulates what src/parallel runs: every strategy and reducer factory there is
+// named by an algorithm model, each scenario selects the algorithm the strategy code selects,
+// and the algorithms differ where the code does.
+#include "advise/algorithms.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tandem/zoo.h"
+
+namespace tandem::detail {
+namespace {
+
+namespace fs = std::filesystem;
+
+// `make_X_strategy` and `make_X_reducer` factories declared in src/parallel's headers.
+std::set<std::string> parallel_factories() {
+  const fs::path dir = fs::path(TANDEM_TEST_DATA_DIR) / "../../src/parallel";
+  const std::regex factory(R"(std::unique_ptr<(Strategy|GradReducer)>\s+(make_\w+)\s*\()");
+  std::set<std::string> out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".h") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string s = text.str();
+    for (auto it = std::sregex_iterator(s.begin(), s.end(), factory); it != std::sregex_iterator();
+         ++it) {
+      out.insert((*it)[2].str());
+    }
+  }
+  return out;
+}
+
+TEST(Algorithms, EveryStrategyAndReducerInSrcParallelHasAModel) {
+  const auto factories = parallel_factories();
+  // The dispatchers that choose among the others are not algorithms themselves.
+  EXPECT_TRUE(factories.count("make_mirrored_strategy"));
+  EXPECT_GE(factories.size(), 6u) << "the factory search found too little to check";
+  for (const std::string& f : factories) {
+    if (f == "make_strategy") continue;
+    bool named = false;
+    for (const auto& m : algorithm_models()) {
+      named = named || std::regex_search(m.mirrors, std::regex("\\b" + f + "\\b"));
+    }
+    EXPECT_TRUE(named) << f << " in src/parallel has no cost model (advise/algorithms.cpp)";
+  }
+}
+
+TEST(Algorithms, TheCheckFindsAFactoryWithoutAModel) {
+  // The same search over a header that declares a new reducer finds a name no model has.
+  const std::regex factory(R"(std::unique_ptr<(Strategy|GradReducer)>\s+(make_\w+)\s*\()");
+  const std::string header = "std::unique_ptr<GradReducer> make_ring_reducer(Communicator& c);";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(header, m, factory));
+  bool named = false;
+  for (const auto& model : algorithm_models()) {
+    named = named || std::regex_search(model.mirrors, std::regex("\\b" + m[2].str() + "\\b"));
+  }
+  EXPECT_FALSE(named);
+}
+
+HardwareProfile cpu_profile() {
+  HardwareProfile hw;
+  hw.max_devices = 2;
+  hw.device.threads = 1;
+  hw.device.sustained_flops = 100e9;
+  hw.device.half_rows = 16;
+  hw.device.memory_bandwidth = 40e9;
+  hw.device.comm_uses_compute = true;
+  hw.device.fork_join = 20e-6;
+  hw.device.barrier = 5e-6;
+  hw.device.concurrent_memory_share = 0.7;
+  hw.device.bf16_seconds_per_float = 0.5e-9;
+  hw.host_memory_bandwidth = 30e9;
+  hw.host_update_bandwidth = 40e9;
+  hw.host_device = {.bandwidth = 10e9, .latency = 0.3e-6};
+  hw.device_device = {.bandwidth = 30e9, .latency = 0.3e-6};
+  return hw;
+}
+
+Scenario seed(int devices) {
+  Scenario s;
+  s.model = ModelCost::dense({784, 4096, 2048, 512, 64, 10});
+  s.devices = devices;
+  return s;
+}
+
+TEST(Algorithms, ScenariosSelectWhatTheStrategyCodeRuns) {
+  const HardwareProfile cpu = cpu_profile();
+  Scenario s = seed(1);
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::single_device);
+  s.devices = 2;
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::weight_grad_shard);
+  s.shared_parameters = false;
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::sharded_buckets);
+  s.shared_parameters = true;
+  s.model = ModelCost::of(zoo::mnist_convnet());
+  EXPECT_FALSE(s.model.dense_used_once);
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::sharded_buckets);
+  s = seed(2);
+  s.reducer = ReducerKind::allreduce;
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::bucket_allreduce);
+  s = seed(2);
+  s.deterministic = true;
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::deterministic_shards);
+  s.devices = 1;  // deterministic on one device still runs its micro-shards
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::deterministic_shards);
+  s = seed(2);
+  s.strategy = StrategyKind::host;
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::host_copies);
+  s.ranks = 2;
+  s.strategy = StrategyKind::mirrored;
+  EXPECT_EQ(algorithm_for(cpu, s), Algorithm::hierarchical);
+  // GPUs: Keras's multi_gpu_model and a ring over links.
+  HardwareProfile gpu = cpu;
+  gpu.device.threads = 0;
+  gpu.device.comm_uses_compute = false;
+  s = seed(4);
+  EXPECT_EQ(algorithm_for(gpu, s), Algorithm::ring_allreduce);
+  s.strategy = StrategyKind::host;
+  EXPECT_EQ(algorithm_for(gpu, s), Algorithm::keras_multi_gpu_model);
+  s.devices = 1;
+  EXPECT_EQ(algorithm_for(gpu, s), Algorithm::single_device);
+}
+
+TEST(Algorithms, EachAlgorithmCostsWhatItsCodeDoes) {
+  const HardwareProfile hw = cpu_profile();
+  const auto step = [&](const Scenario& s) { return simulate(hw, s, algorithm_for(hw, s)); };
+  Scenario s = seed(2);
+  const Prediction shard = step(s);
+  // No gradient is summed: only a hand-off per layer; the update is split in two, and so is
+  // the weight-gradient GEMMs' fixed cost (half_rows).
+  EXPECT_NEAR(shard.phases.at("allreduce"), 5 * hw.device_device.latency, 1e-12);
+  const double full_update = 5 * 4.0 * s.model.params() / hw.device.memory_bandwidth;
+  EXPECT_NEAR(shard.phases.at("optimizer"), full_update / 2, 1e-9);
+  s.reducer = ReducerKind::allreduce;
+  const Prediction allreduce = step(s);
+  // The weight-gradient GEMMs' fixed part: forward FLOPs x h / S, streamed while the other
+  // device streams too (memory share 0.7).
+  double weight_grad_fixed = 0;
+  for (const auto& l : s.model.layers) weight_grad_fixed += l.forward_flops * 16 / 100e9 / 0.7;
+  EXPECT_NEAR(allreduce.phases.at("compute") - shard.phases.at("compute"), weight_grad_fixed / 2,
+              1e-9);
+  // Every device updates the whole model, and every bucket is summed and copied.
+  EXPECT_NEAR(allreduce.phases.at("optimizer"), full_update, 1e-9);
+  EXPECT_GT(allreduce.phases.at("allreduce"), 4.0 * s.model.params() / 30e9);
+  EXPECT_GT(allreduce.step_seconds, shard.step_seconds);
+  s = seed(2);
+  s.deterministic = true;
+  const Prediction deterministic = step(s);
+  // Two micro-shards of 32 rows, one after another, run at the 32-row rate.
+  EXPECT_GT(deterministic.phases.at("compute"), shard.phases.at("compute"));
+  EXPECT_GT(deterministic.step_seconds, allreduce.step_seconds);
+  s = seed(2);
+  s.strategy = StrategyKind::host;
+  const Prediction host = step(s);
+  // The whole weights copied to each device, and the sum of both gradients on one thread.
+  EXPECT_NEAR(host.phases.at("weights_to_devices"), 4.0 * s.model.params() / (10e9 * 0.7) + 0.3e-6,
+              1e-9);
+  EXPECT_NEAR(host.phases.at("gradients_to_host"), 3 * 4.0 * s.model.params() / 2 / (30e9 * 0.7),
+              1e-9);
+  EXPECT_GT(host.phases.at("overhead"), 3 * hw.device.fork_join - 1e-12);
+  // bf16 across ranks pays packing: on a link as fast as memory it is slower than float32.
+  s = seed(1);
+  s.ranks = 2;
+  HardwareProfile fast_link = hw;
+  fast_link.rank_rank = {.bandwidth = 30e9, .latency = 1e-6};
+  const double f32 = simulate(fast_link, s, Algorithm::hierarchical).step_seconds;
+  s.bf16 = true;
+  EXPECT_GT(simulate(fast_link, s, Algorithm::hierarchical).step_seconds, f32);
+  // ... and faster on a slow one.
+  HardwareProfile slow_link = hw;
+  slow_link.rank_rank = {.bandwidth = 1e9, .latency = 30e-6};
+  s.bf16 = false;
+  const double slow_f32 = simulate(slow_link, s, Algorithm::hierarchical).step_seconds;
+  s.bf16 = true;
+  EXPECT_LT(simulate(slow_link, s, Algorithm::hierarchical).step_seconds, slow_f32);
+}
+
+}  // namespace
+}  // namespace tandem::detail
+
+namespace tandem::detail {
+namespace {
+
+bool mentions(const std::vector<std::string>& lines, const std::string& what) {
+  for (const auto& l : lines) {
+    if (l.find(what) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Algorithms, AdviceOffersOnlyWhatTheAlgorithmRunsAndSaysWhatItRestsOn) {
+  HardwareProfile hw = cpu_profile();
+  hw.device_device.bandwidth = 0.5e9;  // a slow reduction, so the all-reduce matters
+  Scenario s = seed(2);
+  s.reducer = ReducerKind::allreduce;
+  auto advice = advise(hw, s, predict_all(hw, s, {1, 2}));
+  // In one process the reducers read float32 buffers: no bf16 to offer.
+  EXPECT_FALSE(mentions(advice, "bf16")) << advice.front();
+  // Across ranks gradients can cross as bf16: on a link as fast as memory it is slower.
+  s = seed(1);
+  s.ranks = 2;
+  s.batch = 16;  // little compute, so the all-reduce is a large part of the step
+  hw.rank_rank = {.bandwidth = 30e9, .latency = 1e-6};
+  hw.device.bf16_seconds_per_float = 5e-9;
+  advice = advise(hw, s, predict_all(hw, s, {1}));
+  EXPECT_TRUE(mentions(advice, "bf16 gradient compression would be slower here")) << advice.front();
+  hw.rank_rank = {.bandwidth = 0.2e9, .latency = 30e-6};
+  hw.device.bf16_seconds_per_float = 0.5e-9;
+  advice = advise(hw, s, predict_all(hw, s, {1}));
+  EXPECT_TRUE(mentions(advice, "bf16 gradient compression halves the bytes"));
+  EXPECT_TRUE(mentions(advice, "[not validated by a measured run]"));
+  // A larger per-device batch on CPU devices in one process rests on the held-out runs.
+  HardwareProfile slow_steps = cpu_profile();
+  slow_steps.device.step_overhead = 50e-3;  // a fixed cost that only more rows amortize
+  s = seed(2);
+  s.batch = 16;
+  advice = advise(slow_steps, s, predict_all(slow_steps, s, {1, 2}));
+  ASSERT_TRUE(mentions(advice, "Per-device batch 8 is too small"));
+  EXPECT_TRUE(mentions(advice, "[validated: held-out runs on CPU devices"));
+}
+
+}  // namespace
+}  // namespace tandem::detail
