@@ -46,6 +46,31 @@ double sum_pass(float* __restrict out, const float* __restrict in, int64_t n) {
   return seconds_since(start);
 }
 
+// The share of its speed alone that the slowest of `threads` threads keeps when all run
+// `pass(thread)` at once: best of `passes` alone against best of the rounds together (what
+// the machine can do, as the other probes measure, not its noise).
+template <class Pass>
+double share_alone_vs_together(int threads, int repeats, int passes, Pass&& pass) {
+  double alone = 1e300, together = 1e300;
+  for (int r = 0; r < std::max(repeats, 1); ++r) {
+    for (int p = 0; p < passes; ++p) alone = std::min(alone, pass(0));
+    std::vector<double> best(threads, 1e300);
+    std::atomic<int> ready{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        // Start together: each waits for all to be up.
+        ready.fetch_add(1);
+        while (ready.load() < threads) std::this_thread::yield();
+        for (int p = 0; p < passes; ++p) best[t] = std::min(best[t], pass(t));
+      });
+    }
+    for (auto& t : pool) t.join();
+    together = std::min(together, *std::max_element(best.begin(), best.end()));
+  }
+  return std::min(1.0, alone / together);
+}
+
 }  // namespace
 
 double copy_bandwidth(int64_t bytes, int repeats) {
@@ -90,7 +115,6 @@ double handoff_latency(int repeats) {
 }
 
 double concurrent_memory_share(int threads, int64_t bytes, int repeats) {
-  constexpr int kPasses = 3;
   const int64_t n = std::max<int64_t>(bytes / 4, 1);
   std::vector<AlignedBuffer> a, b;
   for (int t = 0; t < threads; ++t) {
@@ -99,30 +123,8 @@ double concurrent_memory_share(int threads, int64_t bytes, int repeats) {
     std::fill(a.back().data(), a.back().data() + n, 1e-7f);
     std::fill(b.back().data(), b.back().data() + n, 0.f);
   }
-  // Best of the passes alone and best of the rounds together: what the memory system can do
-  // (as the other probes measure), not the machine's noise.
-  double alone = 1e300, together = 1e300;
-  for (int r = 0; r < std::max(repeats, 1); ++r) {
-    for (int p = 0; p < kPasses; ++p)
-      alone = std::min(alone, sum_pass(b[0].data(), a[0].data(), n));
-    std::vector<double> slowest(threads);
-    std::atomic<int> ready{0};
-    std::vector<std::thread> workers;
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        // Start together: each waits for all to be up.
-        ready.fetch_add(1);
-        while (ready.load() < threads) std::this_thread::yield();
-        double best = 1e300;
-        for (int p = 0; p < kPasses; ++p)
-          best = std::min(best, sum_pass(b[t].data(), a[t].data(), n));
-        slowest[t] = best;
-      });
-    }
-    for (auto& w : workers) w.join();
-    together = std::min(together, *std::max_element(slowest.begin(), slowest.end()));
-  }
-  return std::min(1.0, alone / together);
+  return share_alone_vs_together(threads, repeats, 3,
+                                 [&](int t) { return sum_pass(b[t].data(), a[t].data(), n); });
 }
 
 DeviceSync device_sync(int devices, int repeats) {
@@ -176,23 +178,7 @@ double concurrent_compute_share(int threads, int repeats) {
     std::fill(k.w.data(), k.w.data() + kIn * kOut, 1e-3f);
     k.pass();  // oneDNN's primitive created outside the timing
   }
-  double alone = 1e300, together = 1e300;
-  for (int r = 0; r < std::max(repeats, 1); ++r) {
-    for (int p = 0; p < 2; ++p) alone = std::min(alone, workers[0].pass());
-    std::vector<double> best(threads, 1e300);
-    std::atomic<int> ready{0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        ready.fetch_add(1);
-        while (ready.load() < threads) std::this_thread::yield();
-        for (int p = 0; p < 2; ++p) best[t] = std::min(best[t], workers[t].pass());
-      });
-    }
-    for (auto& t : pool) t.join();
-    together = std::min(together, *std::max_element(best.begin(), best.end()));
-  }
-  return std::min(1.0, alone / together);
+  return share_alone_vs_together(threads, repeats, 2, [&](int t) { return workers[t].pass(); });
 }
 
 }  // namespace tandem::detail
