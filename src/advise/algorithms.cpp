@@ -122,11 +122,9 @@ double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, Sha
 }
 
 // Gradient buckets as make_buckets (src/parallel/buckets.cpp) forms them: layers in backward
-// order, a bucket closed once it holds the first (then the regular) bucket's bytes. Each
-// is its parameter count and the index of the layer whose backward completes it.
+// order, a bucket closed once it holds the first (then the regular) bucket's bytes.
 struct ModelBucket {
   double params = 0;
-  size_t closing_layer = 0;
 };
 
 std::vector<ModelBucket> model_buckets(const Scenario& s) {
@@ -136,7 +134,6 @@ std::vector<ModelBucket> model_buckets(const Scenario& s) {
   for (size_t i = s.model.layers.size(); i-- > 0;) {
     if (s.model.layers[i].params == 0) continue;
     open.params += static_cast<double>(s.model.layers[i].params);
-    open.closing_layer = i;
     if (4.0 * open.params >= static_cast<double>(out.empty() ? first : s.bucket_bytes)) {
       out.push_back(open);
       open = {};
