@@ -56,6 +56,10 @@ void print_table(const detail::HardwareProfile& hw, const detail::Scenario& s,
     }
     fmt::print(" | {}\n", p.bottleneck);
   }
+  if (!rows.empty()) {
+    fmt::print("simulated as: {}{}\n", rows.back().algorithm,
+               s.ranks > 1 ? fmt::format(" ({} ranks, the devices per rank above)", s.ranks) : "");
+  }
 }
 
 nlohmann::json prediction_json(const Prediction& p) {
@@ -65,6 +69,7 @@ nlohmann::json prediction_json(const Prediction& p) {
   for (const auto& [k, v] : p.busy) busy[k] = v;
   return {{"devices", p.devices},
           {"strategy", detail::name_of(p.strategy)},
+          {"algorithm", p.algorithm},
           {"step_seconds", p.step_seconds},
           {"epoch_seconds", p.epoch_seconds},
           {"total_seconds", p.total_seconds},
@@ -127,6 +132,15 @@ CLI::App* add_advise_command(CLI::App& app, AdviseOptions& o) {
   cmd->add_option("--allreduce", o.allreduce, "ring or tree (mirrored)")
       ->check(CLI::IsMember({"ring", "tree"}))
       ->capture_default_str();
+  cmd->add_option("--reducer", o.reducer,
+                  "sharded or allreduce (mirrored on CPU devices: tandem train --reducer)")
+      ->check(CLI::IsMember({"sharded", "allreduce"}))
+      ->capture_default_str();
+  cmd->add_flag("--deterministic", o.deterministic,
+                "Deterministic mode's micro-shards (mirrored on CPU devices)");
+  cmd->add_option("--ranks", o.ranks, "MPI processes, each with the --devices counts")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
   cmd->add_flag("--no-overlap", o.no_overlap,
                 "Start the all-reduce after backward instead of bucket by bucket during it");
   cmd->add_option("--optimizer", o.optimizer, "sgd, rmsprop or adam (the update's memory passes)")
@@ -178,6 +192,9 @@ int run_advise(const AdviseOptions& o) {
   s.bf16 = o.grad_compression == "bf16";
   s.allreduce = detail::parse_allreduce(o.allreduce);
   s.overlap = !o.no_overlap;
+  s.reducer = detail::parse_reducer(o.reducer);
+  s.deterministic = o.deterministic;
+  s.ranks = o.ranks;
   s.update_passes = update_passes(o.optimizer);
   const std::vector<int> devices = parse_device_counts(o.devices);
   check_outputs_distinct({{"--json", o.json_path}, {"--svg", o.svg_path}}, {});

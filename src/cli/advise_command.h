@@ -23,6 +23,9 @@ struct AdviseOptions {
   double bucket_mb = 4;
   std::string grad_compression = "none";
   std::string allreduce = "ring";
+  std::string reducer = "sharded";  // mirrored: sharded | allreduce
+  bool deterministic = false;
+  int ranks = 1;  // MPI processes, each with the --devices counts
   bool no_overlap = false;
   std::string optimizer = "rmsprop";
   std::string json_path;

@@ -314,6 +314,28 @@ TEST_F(CliDataTest, PredictWritesJson) {
   EXPECT_EQ(p["predictions"][3].at("probabilities").size(), 10u);
 }
 
+// advise predicts each algorithm tandem runs: the reducer, deterministic mode and MPI ranks
+// select their simulations, named in the table and the JSON.
+TEST_F(CliTest, AdviseSimulatesTheAlgorithmEachOptionRuns) {
+  const auto algorithm_of = [&](const std::string& options) {
+    const std::string json = dir.file("a.json");
+    const CliResult r = run_cli(
+        "advise --layers 256,256 --hardware this-machine-cpu --strategy "
+        "mirrored --devices 1,2 --json '" +
+            json + "' " + options,
+        dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(read_file(json)).at("predictions").at(1).at("algorithm");
+  };
+  EXPECT_EQ(algorithm_of(""), "weight-gradient sharding");
+  EXPECT_EQ(algorithm_of("--reducer allreduce"), "bucketed all-reduce");
+  EXPECT_EQ(algorithm_of("--deterministic"), "deterministic micro-shards");
+  EXPECT_EQ(algorithm_of("--ranks 2"), "MPI hierarchical");
+  const CliResult bad = run_cli("advise --hardware this-machine-cpu --reducer ring", dir);
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("--reducer"));
+}
+
 TEST_F(CliTest, AdviseExplainsTheSeedAndWritesJson) {
   const CliResult r = run_cli(
       "advise --layers 4096,2048,512,64 --batch-size 128 --hardware "
