@@ -10,6 +10,7 @@
 
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
+#include "advise/link_sweep.h"
 #include "advise/probes.h"
 #include "advise/step_run.h"
 #include "parallel/strategy.h"
@@ -98,6 +99,46 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
   return fit_dense_curve(widths, runs, &log);
 }
 
+// The rank_rank link from the sweep, and the bf16 all-reduce's model checked against the
+// sweep's bf16 times (a held-out check: the model takes the float32 fit and the one-thread
+// bf16 packing probe, nothing from the bf16 runs).
+void add_rank_link(const LinkSweep& link, double bf16_per_float, json& profile, json& sources,
+                   json& measurements, std::ostream& log) {
+  if (!(link.bandwidth > 0)) {
+    throw Error(
+        "calibrate: the all-reduce between ranks did not grow with its size: the "
+        "measurements are too noisy (run it again on a quieter machine)");
+  }
+  profile["rank_rank"] = {{"bandwidth", link.bandwidth}, {"latency", link.latency}};
+  const double r = link.ranks;
+  json points = json::array();
+  for (const SweepPoint& p : link.points) {
+    const double floats = static_cast<double>(p.floats);
+    const double bf16_model = 2.0 * (r - 1) * link.latency +
+                              2.0 * (r - 1) / r * 2.0 * floats / link.bandwidth +
+                              floats * bf16_per_float * (1.0 + 1.5 * (r - 1));
+    points.push_back({{"floats", p.floats},
+                      {"seconds", p.seconds},
+                      {"bf16_seconds", p.bf16_seconds},
+                      {"bf16_predicted_seconds", bf16_model}});
+  }
+  const SweepPoint& top = link.points.back();
+  const double top_model = points.back().at("bf16_predicted_seconds").get<double>();
+  measurements["allreduce_sweep"] = points;
+  sources["rank_rank"] = fmt::format(
+      "Measured: float32 all-reduces of 2^10 to 2^24 floats between {} MPI ranks through the "
+      "gradient communicator, best of 5 each; the ring's 2(R-1) latency + 2(R-1)/R bytes / "
+      "bandwidth with the latency from the smallest and the bandwidth from the two largest: "
+      "{:.2f} GB/s, {:.1f} us",
+      link.ranks, link.bandwidth / 1e9, link.latency * 1e6);
+  log << fmt::format(
+      "{} ranks: all-reduce link {:.2f} GB/s, latency {:.1f} us; {:.1f} MB all-reduce "
+      "{:.2f} ms in float32, {:.2f} ms in bf16 (the model predicts {:.2f} ms: {:+.0f}%)\n",
+      link.ranks, link.bandwidth / 1e9, link.latency * 1e6, 4e-6 * static_cast<double>(top.floats),
+      top.seconds * 1e3, top.bf16_seconds * 1e3, top_model * 1e3,
+      100 * (top_model / top.bf16_seconds - 1));
+}
+
 }  // namespace
 
 std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y) {
@@ -153,8 +194,16 @@ void check_plan(const CalibrationPlan& p) {
   }
 }
 
-json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
+json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* world) {
   check_plan(plan);
+  // 0. The link between ranks, first, while every rank is busy with it: afterwards the other
+  // ranks leave and rank 0 measures one device alone.
+  const bool ranks = world != nullptr && world->size() > 1;
+  LinkSweep link;
+  if (ranks) {
+    link = sweep_allreduce(*world, 24, 5);
+    if (world->rank() != 0) return json();
+  }
   const std::string cpu = cpu_name();
   const int threads = plan.threads_per_device;
   const std::string device_words =
@@ -275,6 +324,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log) {
       {"fit", {{"slope_seconds_per_row", slope}, {"intercept_seconds", intercept}}},
       {"probe_bytes", probe_bytes}};
 
+  if (ranks) add_rank_link(link, bf16, profile, sources, measurements, log);
   // 4. The convolution rate, from 1-device steps of a built-in convnet.
   if (!plan.conv_model.empty()) {
     StepRun conv(zoo::by_name(plan.conv_model), plan.conv_batch, one_device);

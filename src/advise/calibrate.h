@@ -19,6 +19,7 @@
 
 #include "advise/hardware_profile.h"
 #include "advise/step_run.h"
+#include "parallel/world.h"
 
 namespace tandem::detail {
 
@@ -41,8 +42,12 @@ void check_plan(const CalibrationPlan& plan);
 
 // Measures (a line per measurement to `log`) and returns the profile as JSON, in
 // profiles/*.json's form (parse_hardware_profile reads it), with "sources" for every figure
-// and the raw numbers under "measurements".
-nlohmann::json calibrate_machine(const CalibrationPlan& plan, std::ostream& log);
+// and the raw numbers under "measurements". With a world of several ranks (under mpirun)
+// every rank first takes part in the all-reduce sweep of the link between them
+// (rank_rank); then rank 0 alone measures the rest and returns the profile, and the other
+// ranks return null.
+nlohmann::json calibrate_machine(const CalibrationPlan& plan, std::ostream& log,
+                                 World* world = nullptr);
 
 // The least-squares line through (x, y): {slope, intercept}.
 std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y);

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# tandem calibrate under mpirun: every rank measures the all-reduce link between them, rank 0
+# alone measures one device and writes the profile, with rank_rank and its source; advise
+# then predicts MPI ranks from it. No timing is asserted: only that figures were measured.
+source "$(dirname "$0")/common.sh"
+
+"${MPIRUN[@]}" -np 2 "$TANDEM" calibrate --out "$WORK/p.json" --layers 256 --rows 16,256 \
+  --steps 1 --repeats 1 > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "calibrate failed"; }
+expect_in "$WORK/out" "2 ranks: all-reduce link"
+[ "$(grep -c "wrote the profile" "$WORK/out")" -eq 1 ] || fail "not exactly one rank wrote"
+python3 - "$WORK/p.json" <<'PY' || fail "the profile lacks the link between ranks"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["rank_rank"]["bandwidth"] > 0 and p["rank_rank"]["latency"] >= 0, p["rank_rank"]
+assert "MPI ranks" in p["sources"]["rank_rank"], p["sources"]["rank_rank"]
+sweep = p["measurements"]["allreduce_sweep"]
+assert len(sweep) == 8 and all(s["seconds"] > 0 and s["bf16_seconds"] > 0 for s in sweep), sweep
+PY
+"$TANDEM" advise --hardware "$WORK/p.json" --layers 256 --strategy mirrored --devices 1 \
+  --ranks 2 > "$WORK/advise" 2>&1 || { cat "$WORK/advise"; fail "advise could not read it"; }
+expect_in "$WORK/advise" "simulated as: MPI hierarchical (2 ranks"
+
+# A plan that cannot be measured fails on every rank before anything is measured.
+status=0
+"${MPIRUN[@]}" -np 2 "$TANDEM" calibrate --out "$WORK/q.json" --rows 64,64 \
+  > "$WORK/out" 2> "$WORK/err" || status=$?
+[ "$status" -ne 0 ] || fail "a bad --rows was accepted"
+expect_in "$WORK/err" "--rows needs at least two different row counts"
+[ ! -e "$WORK/q.json" ] || fail "a failed calibration wrote its profile"
+echo "PASS"
