@@ -37,6 +37,8 @@ Prediction predict_config(const HardwareProfile& hw, const ValidationConfig& c) 
   s.strategy = c.strategy;
   s.reducer = c.reducer;
   s.deterministic = c.deterministic;
+  s.ranks = c.ranks;
+  s.bf16 = c.bf16;
   return predict_all(hw, s, {c.devices}).front();
 }
 
@@ -52,12 +54,14 @@ std::vector<ValidationRow> recompute_validation(const nlohmann::json& run,
       c.strategy = parse_strategy(r.at("strategy").get<std::string>());
       c.reducer = parse_reducer(r.at("reducer").get<std::string>());
       c.deterministic = r.at("deterministic").get<bool>();
+      c.ranks = r.value("ranks", 1);
+      c.bf16 = r.value("bf16", false);
       const Prediction p = predict_config(hw, c);
       ValidationRow row;
       row.model = r.at("model").get<std::string>();
       row.config = r.at("config").get<std::string>();
       row.batch = c.batch;
-      row.devices = c.devices;
+      row.devices = c.devices * c.ranks;
       row.predicted_seconds = p.step_seconds;
       row.predicted_speedup = p.speedup;
       row.measured_seconds = r.at("measured_seconds").get<double>();

@@ -16,7 +16,7 @@ struct ValidationRow {
   std::string model;   // "784-4096-2048-512-64-10"
   std::string config;  // "2 devices mirrored (allreduce)"
   int64_t batch = 0;   // global
-  int devices = 1;
+  int devices = 1;  // over all ranks
   double predicted_seconds = 0, measured_seconds = 0;  // per step
   double predicted_speedup = 1, measured_speedup = 1;  // vs 1 device, same model and batch
 
@@ -33,6 +33,8 @@ struct ValidationConfig {
   StrategyKind strategy = StrategyKind::mirrored;
   ReducerKind reducer = ReducerKind::sharded;
   bool deterministic = false;
+  int ranks = 1;  // MPI processes of `devices` each
+  bool bf16 = false;
 };
 
 // The cost model's prediction for it (speedup against one device at the same batch), as

@@ -19,19 +19,22 @@
 #include "cli/options.h"
 #include "core/input_file.h"
 #include "parallel/strategy.h"
+#include "parallel/world.h"
 #include "tandem/error.h"
 
 namespace tandem::cli {
 namespace {
 
 // The configurations measured for each model and batch: one device, then N devices under
-// each strategy and reducer.
+// each strategy and reducer, or (under mpirun) R ranks of one device each.
 struct Kind {
   const char* name;
   int devices;  // 1, or the --devices count
   detail::StrategyKind strategy;
   detail::ReducerKind reducer;
   bool deterministic;
+  int ranks = 1;
+  bool bf16 = false;
 };
 
 std::vector<std::string> split(const std::string& text, char separator) {
@@ -147,7 +150,18 @@ int run_validate(const ValidateOptions& o) {
                       " has no device.threads: validation measures CPU devices, so it needs "
                       "a profile from tandem calibrate");
   }
-  if (o.devices > hw.max_devices) {
+  // Under mpirun: R ranks of one device each against one device; rank 0 measures the latter
+  // alone and reports.
+  detail::World* world = detail::current_world();
+  const int ranks = world != nullptr ? world->size() : 1;
+  const bool reporter = world == nullptr || world->rank() == 0;
+  if (ranks > 1 && hw.rank_rank.bandwidth <= 0) {
+    throw ConfigError("bench validate: --hardware " + o.hardware +
+                      " has no rank_rank link: under mpirun it needs a profile from `mpirun "
+                      "-np " +
+                      std::to_string(ranks) + " tandem calibrate`");
+  }
+  if (ranks == 1 && o.devices > hw.max_devices) {
     throw ConfigError(fmt::format("bench validate: --devices {} is more than {}'s max_devices {}",
                                   o.devices, hw.name, hw.max_devices));
   }
@@ -168,23 +182,31 @@ int run_validate(const ValidateOptions& o) {
   } catch (const ConfigError& e) {
     throw ConfigError(std::string("--batches: ") + e.what());
   }
+  const int n = ranks > 1 ? 1 : o.devices;  // devices of the multi-device configurations
   for (int64_t b : batches) {
-    if (b < o.devices) {
+    if (b < n * ranks) {
       throw ConfigError(
-          fmt::format("--batches: batch {} is smaller than {} devices", b, o.devices));
+          fmt::format("--batches: batch {} is smaller than {} devices", b, n * ranks));
     }
   }
-  if (!o.json_path.empty()) check_writable(o.json_path);
-  const int n = o.devices;
-  const std::vector<Kind> kinds = {
-      {"1 device", 1, detail::StrategyKind::mirrored, detail::ReducerKind::sharded, false},
-      {"mirrored (sharded)", n, detail::StrategyKind::mirrored, detail::ReducerKind::sharded,
-       false},
-      {"mirrored (allreduce)", n, detail::StrategyKind::mirrored, detail::ReducerKind::allreduce,
-       false},
-      {"mirrored deterministic", n, detail::StrategyKind::mirrored, detail::ReducerKind::sharded,
-       true},
-      {"host", n, detail::StrategyKind::host, detail::ReducerKind::sharded, false}};
+  if (reporter && !o.json_path.empty()) check_writable(o.json_path);
+  constexpr auto mirrored = detail::StrategyKind::mirrored;
+  constexpr auto sharded = detail::ReducerKind::sharded;
+  const std::vector<Kind> kinds =
+      ranks > 1 ? std::vector<Kind>{{"1 device", 1, mirrored, sharded, false},
+                                    {"ranks", 1, mirrored, sharded, false, ranks},
+                                    {"ranks bf16", 1, mirrored, sharded, false, ranks, true},
+                                    {"ranks deterministic", 1, mirrored, sharded, true, ranks}}
+                : std::vector<Kind>{
+                      {"1 device", 1, mirrored, sharded, false},
+                      {"mirrored (sharded)", n, mirrored, sharded, false},
+                      {"mirrored (allreduce)", n, mirrored, detail::ReducerKind::allreduce, false},
+                      {"mirrored deterministic", n, mirrored, sharded, true},
+                      {"host", n, detail::StrategyKind::host, sharded, false}};
+  const auto config_name = [&](const Kind& k) {
+    if (k.ranks > 1) return fmt::format("{} {}", k.ranks, k.name);
+    return k.devices == 1 ? std::string(k.name) : fmt::format("{} devices {}", n, k.name);
+  };
 
   // One device only, at rows no configuration uses: the runs each model's rate curve is
   // measured again from, interleaved with its configurations so that the machine's drift
@@ -226,31 +248,43 @@ int run_validate(const ValidateOptions& o) {
   for (size_t model = 0; model < models.size(); ++model) {
     const auto& widths = models[model];
     std::vector<std::unique_ptr<detail::StepRun>> calibration;
-    for (int64_t r : calibration_rows) {
+    for (int64_t r : reporter ? calibration_rows : std::vector<int64_t>{}) {
       calibration.push_back(
           std::make_unique<detail::StepRun>(detail::dense_stack(widths), r, one_device));
     }
     uint64_t seed = 100;
     for (int64_t batch : batches) {
+      // Every rank makes the multi-rank runs, in the same order (their steps are collective);
+      // rank 0 alone the 1-device ones.
       std::vector<std::unique_ptr<detail::StepRun>> runs;
       for (const Kind& k : kinds) {
+        if (k.ranks == 1 && !reporter) {
+          runs.push_back(nullptr);
+          continue;
+        }
         detail::StrategyOptions so;
         so.devices = k.devices;
         so.threads_per_device = hw.device.threads;
         so.kind = k.strategy;
         so.reducer = k.reducer;
         so.deterministic = k.deterministic;
+        if (k.ranks > 1) {
+          so.world = world;
+          so.gradient_comm = {.bf16 = k.bf16, .deterministic = k.deterministic};
+        }
         runs.push_back(std::make_unique<detail::StepRun>(detail::dense_stack(widths), batch, so));
       }
       for (int rep = 0; rep < o.repeats; ++rep) {
-        if (refresh) {
+        if (refresh && ranks == 1) {
           memory_shares.push_back(detail::concurrent_memory_share(n, 64 << 20, 1));
           compute_shares.push_back(detail::concurrent_compute_share(n, 1));
         }
         for (auto& r : calibration) r->time(o.steps, seed);
-        for (auto& r : runs) r->time(o.steps, seed);
+        for (auto& r : runs) {
+          if (r) r->time(o.steps, seed);
+        }
       }
-      for (size_t i = 0; i < runs.size(); ++i) {
+      for (size_t i = 0; reporter && i < runs.size(); ++i) {
         all.push_back({model, batch, i, runs[i]->median_seconds(), runs[i]->seconds(),
                        runs[i]->phase_seconds()});
       }
@@ -263,7 +297,8 @@ int run_validate(const ValidateOptions& o) {
       calibrations.push_back(c);
     }
   }
-  if (refresh) {
+  if (!reporter) return 0;
+  if (refresh && ranks == 1) {
     hw.device.concurrent_memory_share = std::min(1.0, detail::median_of(memory_shares));
     hw.device.concurrent_compute_share = std::min(1.0, detail::median_of(compute_shares));
     hw.document["device"]["concurrent_memory_share"] = hw.device.concurrent_memory_share;
@@ -288,13 +323,14 @@ int run_validate(const ValidateOptions& o) {
     const auto& widths = models[m.model];
     const std::string model_name = fmt::format("{}", fmt::join(widths, "-"));
     const double base = all[i - m.kind].seconds;
-    const detail::Prediction p = detail::predict_config(
-        hw, {widths, m.batch, kind.devices, kind.strategy, kind.reducer, kind.deterministic});
+    const detail::Prediction p =
+        detail::predict_config(hw, {widths, m.batch, kind.devices, kind.strategy, kind.reducer,
+                                    kind.deterministic, kind.ranks, kind.bf16});
     detail::ValidationRow row;
     row.model = model_name;
-    row.config = kind.devices == 1 ? kind.name : fmt::format("{} devices {}", n, kind.name);
+    row.config = config_name(kind);
     row.batch = m.batch;
-    row.devices = kind.devices;
+    row.devices = kind.devices * kind.ranks;  // over all ranks
     row.predicted_seconds = p.step_seconds;
     row.measured_seconds = m.seconds;
     row.predicted_speedup = p.speedup;
@@ -303,10 +339,12 @@ int run_validate(const ValidateOptions& o) {
     measured.push_back({{"model", model_name},
                         {"batch", m.batch},
                         {"config", row.config},
-                        {"devices", row.devices},
+                        {"devices", kind.devices},
                         {"strategy", detail::name_of(kind.strategy)},
                         {"reducer", detail::name_of(kind.reducer)},
                         {"deterministic", kind.deterministic},
+                        {"ranks", kind.ranks},
+                        {"bf16", kind.bf16},
                         {"measured_seconds", row.measured_seconds},
                         {"per_repetition", m.per_repetition},
                         {"measured_phases", m.phases},

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tandem calibrate under mpirun: every rank measures the all-reduce link between them, rank 0
 # alone measures one device and writes the profile, with rank_rank and its source; advise
-# then predicts MPI ranks from it. No timing is asserted: only that figures were measured.
+# then predicts MPI ranks from it, and bench validate under mpirun measures 2 ranks (float32,
+# bf16, deterministic) against one device. No timing is asserted: only that figures were
+# measured and compared (tolerances of 1e9; the exit code on a miss is checked without MPI
+# in tests/cli).
 source "$(dirname "$0")/common.sh"
 
 "${MPIRUN[@]}" -np 2 "$TANDEM" calibrate --out "$WORK/p.json" --layers 256 --rows 16,256 \
@@ -19,6 +22,31 @@ PY
 "$TANDEM" advise --hardware "$WORK/p.json" --layers 256 --strategy mirrored --devices 1 \
   --ranks 2 > "$WORK/advise" 2>&1 || { cat "$WORK/advise"; fail "advise could not read it"; }
 expect_in "$WORK/advise" "simulated as: MPI hierarchical (2 ranks"
+
+"${MPIRUN[@]}" -np 2 "$TANDEM" bench validate --hardware "$WORK/p.json" --models 256 \
+  --batches 64 --steps 1 --repeats 1 --speedup-tolerance 1e9 --step-tolerance 1e9 \
+  --json "$WORK/v.json" > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "validate failed"; }
+expect_in "$WORK/out" "2 ranks bf16"
+expect_in "$WORK/out" "all 4 configurations within tolerance"
+python3 - "$WORK/v.json" <<'PY' || fail "the validation run lacks its rank rows"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert [(r["ranks"], r["bf16"], r["deterministic"]) for r in rows] == [
+    (1, False, False), (2, False, False), (2, True, False), (2, False, True)], rows
+assert rows[2]["algorithm"] == "MPI hierarchical", rows[2]
+PY
+"$TANDEM" bench validate --recompute "$WORK/v.json" --speedup-tolerance 1e9 \
+  --step-tolerance 1e9 > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "recompute failed"; }
+expect_in "$WORK/out" "2 ranks deterministic"
+# Without the link between ranks a profile cannot predict them.
+"${MPIRUN[@]}" -np 2 "$TANDEM" calibrate --out "$WORK/one.json" --layers 256 --rows 16,256 \
+  --steps 1 --repeats 1 > /dev/null 2>&1 || fail "calibrate failed"
+python3 -c "import json,sys; p=json.load(open(sys.argv[1])); del p['rank_rank']; json.dump(p, open(sys.argv[1], 'w'))" "$WORK/one.json"
+status=0
+"${MPIRUN[@]}" -np 2 "$TANDEM" bench validate --hardware "$WORK/one.json" --models 256 \
+  --batches 64 > "$WORK/out" 2> "$WORK/err" || status=$?
+[ "$status" -ne 0 ] || fail "validate ran ranks without a rank_rank link"
+expect_in "$WORK/err" "has no rank_rank link"
 
 # A plan that cannot be measured fails on every rank before anything is measured.
 status=0
