@@ -69,9 +69,10 @@ struct Resource {
   }
 };
 
-// The rows the busiest device computes.
+// The rows the busiest device computes (the global batch is split over every rank's devices).
 int64_t rows_per_device(const Scenario& s) {
-  return s.per_device_batch ? s.batch : (s.batch + s.devices - 1) / s.devices;
+  const int64_t all = int64_t{s.devices} * s.ranks;
+  return s.per_device_batch ? s.batch : (s.batch + all - 1) / all;
 }
 
 int64_t global_batch(const Scenario& s) {

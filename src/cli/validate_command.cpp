@@ -134,6 +134,20 @@ int recompute(const ValidateOptions& o) {
   }
   const detail::Tolerances tolerances{o.speedup_tolerance, o.step_tolerance};
   std::cout << detail::validation_table(rows, tolerances);
+  if (!o.json_path.empty()) {
+    // The same measurements with this build's predictions (and misses), marked as such.
+    check_writable(o.json_path);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      run["rows"][i]["predicted_seconds"] = rows[i].predicted_seconds;
+      run["rows"][i]["predicted_speedup"] = rows[i].predicted_speedup;
+    }
+    run["misses"] = detail::validation_misses(rows, tolerances);
+    run["predictions_recomputed"] =
+        "the predictions were remade from these measurements and profile by a later build "
+        "(tandem bench validate --recompute); the measurements are unchanged";
+    write_text_atomically(o.json_path, run.dump(1) + "\n");
+    fmt::print("wrote {}\n", o.json_path);
+  }
   return report_misses(rows, tolerances);
 }
 

@@ -19,9 +19,8 @@ namespace {
 
 using nlohmann::json;
 
-json validation_run() {
-  const std::string path =
-      std::string(TANDEM_TEST_DATA_DIR) + "/../../docs/results/validation.json";
+json validation_run(const std::string& name = "validation.json") {
+  const std::string path = std::string(TANDEM_TEST_DATA_DIR) + "/../../docs/results/" + name;
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << path;
   return json::parse(in);
@@ -67,6 +66,20 @@ TEST(ValidationRun, AgreesWithTheCommittedHeldOutRun) {
   EXPECT_EQ(o.agreed + o.known_misses, 80);  // 4 models x 4 batches x 5 configurations
   EXPECT_LE(o.known_misses, 14);             // docs/SCALING.md lists them
   EXPECT_EQ(o.misses, 0) << "configurations that agreed now miss:" << o.worst;
+}
+
+// The same over the run on 2 MPI ranks (docs/results/mpi_validation.json): float32, bf16 and
+// deterministic ranks against one device, predicted by the hierarchical model.
+TEST(ValidationRun, AgreesWithTheCommittedRunOnMpiRanks) {
+  const json run = validation_run("mpi_validation.json");
+  const Outcome o = compare(run, profile_of(run.at("profile")));
+  EXPECT_EQ(o.agreed + o.known_misses, 64);  // 4 models x 4 batches x 4 configurations
+  EXPECT_LE(o.known_misses, 18);             // docs/SCALING.md lists them
+  EXPECT_EQ(o.misses, 0) << "configurations that agreed now miss:" << o.worst;
+  // A link 4x slower fails it.
+  json slow = run.at("profile");
+  slow["rank_rank"]["bandwidth"] = slow["rank_rank"]["bandwidth"].get<double>() / 4;
+  EXPECT_GT(compare(run, profile_of(slow)).misses, 0);
 }
 
 TEST(ValidationRun, ABrokenProfileFailsTheComparison) {

@@ -446,6 +446,16 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   const CliResult same = run_cli(again + " --speedup-tolerance 1e9 --step-tolerance 1e9", dir);
   ASSERT_EQ(same.exit_code, 0) << same.err;
   EXPECT_THAT(same.out, HasSubstr("all 10 configurations within tolerance"));
+  // --json writes the same measurements with this build's predictions, marked as remade.
+  ASSERT_EQ(run_cli(again + " --speedup-tolerance 1e9 --step-tolerance 1e9 --json '" +
+                        dir.file("re.json") + "'",
+                    dir)
+                .exit_code,
+            0);
+  const auto remade = nlohmann::json::parse(read_file(dir.file("re.json")));
+  EXPECT_TRUE(remade.contains("predictions_recomputed"));
+  EXPECT_EQ(remade.at("rows").size(), 10u);
+  EXPECT_EQ(remade.at("rows")[3].at("measured_seconds"), j.at("rows")[3].at("measured_seconds"));
   const CliResult strict = run_cli(again + " --speedup-tolerance 0 --step-tolerance 0", dir);
   EXPECT_EQ(strict.exit_code, 1);
   EXPECT_THAT(strict.err, HasSubstr("validation failed: 10 of 10 configurations out of tolerance"));
