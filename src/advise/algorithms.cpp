@@ -257,8 +257,9 @@ Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
   const int64_t shard_rows = (global_batch(s) + shards - 1) / shards;
   Prediction p = cpu_step_start(hw, s, shard_rows);
   const DeviceProfile& d = hw.device;
-  p.phases["compute"] = local * (forward_seconds(d, s.model, shard_rows, devices_share(hw, s)) +
-                                 backward_seconds(d, s.model, shard_rows, devices_share(hw, s)));
+  const Shares shares = devices_share(hw, s);
+  p.phases["compute"] = local * (forward_seconds(d, s.model, shard_rows, shares) +
+                                 backward_seconds(d, s.model, shard_rows, shares));
   const double share = memory_share(hw, s.devices);
   const double params = static_cast<double>(s.model.params());
   // Each shard's gradients copied aside, then the local tree: `local` reads (one copy when

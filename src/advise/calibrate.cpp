@@ -387,17 +387,14 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
   auto& curves = hw.device.dense_rates;
   std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
   curves.push_back({widths, c.rate.sustained_flops, c.rate.half_rows});
-  json entry = {{"widths", widths},
-                {"sustained_flops", c.rate.sustained_flops},
-                {"half_rows", c.rate.half_rows}};
+  // The document follows the parsed curves.
   json& document = hw.document["device"]["dense_rates"];
-  if (!document.is_array()) document = json::array();
-  json kept = json::array();
-  for (const json& k : document) {
-    if (k.value("widths", json::array()) != entry.at("widths")) kept.push_back(k);
+  document = json::array();
+  for (const DenseRateCurve& k : curves) {
+    document.push_back(
+        {{"widths", k.widths}, {"sustained_flops", k.sustained_flops}, {"half_rows", k.half_rows}});
   }
-  kept.push_back(entry);
-  document = kept;
+  json entry = document.back();
   entry["steps"] = c.steps_json;
   entry["slope_seconds_per_row"] = c.rate.slope;
   entry["intercept_seconds"] = c.rate.intercept;
