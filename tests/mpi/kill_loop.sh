@@ -5,7 +5,7 @@
 # (deterministic mode), and no temporary file is left behind.
 source "$(dirname "$0")/common.sh"
 KILLS=${KILLS:-20}
-common=(train --limit-train 8192 --limit-test 100 --epochs 8 --batch-size 256 --layers 1024,1024
+common=(train --limit-train 8192 --limit-test 100 --epochs 16 --batch-size 256 --layers 1024,1024
         --seed 3 --deterministic --threads-per-device 1)
 ckpt_every=(--checkpoint-every 4steps)
 
