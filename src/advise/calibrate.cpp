@@ -54,9 +54,11 @@ struct DenseCurve {
   json steps_json = json::array();
 };
 
-// The rate line through 1-device runs of one dense model at several row counts.
+// The rate line through 1-device runs of one dense model at several row counts; an error
+// names the command and its option for the row counts.
 DenseCurve fit_dense_curve(const std::vector<int64_t>& widths,
-                           const std::vector<std::unique_ptr<StepRun>>& runs, std::ostream* log) {
+                           const std::vector<std::unique_ptr<StepRun>>& runs, std::ostream* log,
+                           const char* command, const char* rows_option) {
   DenseCurve c{ModelCost::of(runs.front()->model()), {}, {}, {}};
   std::vector<double> rows, compute;
   const std::string name = fmt::format("{}", fmt::join(widths, "-"));
@@ -80,9 +82,10 @@ DenseCurve fit_dense_curve(const std::vector<int64_t>& widths,
     std::string at;
     for (const auto& run : runs) at += (at.empty() ? "" : ", ") + std::to_string(run->rows());
     throw Error(fmt::format(
-        "calibrate: the 1-device step of {} did not grow with the rows ({} at {} rows): the "
-        "measurements are too noisy or the model too small; use larger --rows or --layers",
-        name, list(compute, 1e3, " ms"), at));
+        "{}: the 1-device step of {} did not grow with the rows ({} at {} rows): the "
+        "measurements are too noisy or the model too small; use row counts further apart "
+        "({}), more --steps, or a larger model",
+        command, name, list(compute, 1e3, " ms"), at, rows_option));
   }
   return c;
 }
@@ -96,7 +99,7 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
   for (int rep = 0; rep < plan.repeats; ++rep) {
     for (auto& run : runs) run->time(plan.steps, seed);
   }
-  return fit_dense_curve(widths, runs, &log);
+  return fit_dense_curve(widths, runs, &log, "calibrate", "--rows");
 }
 
 // The rank_rank link from the sweep, and the bf16 all-reduce's model checked against the
@@ -383,7 +386,8 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
 
 json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
                       const std::vector<std::unique_ptr<StepRun>>& runs) {
-  const DenseCurve c = fit_dense_curve(widths, runs, nullptr);
+  const DenseCurve c =
+      fit_dense_curve(widths, runs, nullptr, "bench validate", "--calibration-rows");
   auto& curves = hw.device.dense_rates;
   std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
   curves.push_back({widths, c.rate.sustained_flops, c.rate.half_rows});
