@@ -19,7 +19,8 @@ it; a noisy run is retried once, then kept and flagged. Reported per model and b
 median of each configuration over the rounds, the ratios of the medians (2x1 / 1x1 and
 2x1 / 1x2), and the per-round ratios' min-max.
 
---validate PROFILE: the profile (profiles/PROFILE.json) gets a convolution calibration from
+--validate PROFILE: the profile (profiles/PROFILE.json, or a path: one from `tandem calibrate`
+has each convolution shape's primitives timed alone) gets a convolution calibration from
 one measurement only: the first model's 1x1 median step at the largest batch (written to
 --profile-out with its source). `tandem advise --model M --hardware <that profile>
 --strategy mirrored --optimizer sgd` then predicts, for every model and batch, the 1-device
@@ -99,9 +100,17 @@ def advise(a, profile, model, batch_args):
     return preds[1]["step_seconds"], preds[2]["step_seconds"], preds[2]["speedup"]
 
 
+def profile_path(name):
+    """profiles/NAME.json, or NAME itself when it is a path (a profile from tandem calibrate,
+    with its measured convolution shapes)."""
+    if name.endswith(".json") or os.sep in name:
+        return name
+    return os.path.join(ROOT, "profiles", name + ".json")
+
+
 def validate(a, result, models, batches):
     """Calibrates a profile from one 1-device measurement, predicts the rest, compares."""
-    with open(os.path.join(ROOT, "profiles", a.validate + ".json")) as f:
+    with open(profile_path(a.validate)) as f:
         profile = json.load(f)
     cal_model, cal_batch = models[0], max(batches)
     cal = result["models"][cal_model][str(cal_batch)]
@@ -114,7 +123,8 @@ def validate(a, result, models, batches):
         f"{min(cal['per_round_step_seconds']['1x1']) * 1e3:.1f}-"
         f"{max(cal['per_round_step_seconds']['1x1']) * 1e3:.1f} ms), {result['cpu']}: "
         f"{result['command']}")
-    path = a.profile_out or os.path.join(tempfile.mkdtemp(), a.validate + "-conv.json")
+    path = a.profile_out or os.path.join(
+        tempfile.mkdtemp(), os.path.basename(a.validate).removesuffix(".json") + "-conv.json")
     write_json_atomically(path, profile)
     cells, misses = [], []
 

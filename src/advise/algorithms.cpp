@@ -29,8 +29,16 @@ double layer_seconds(const DeviceProfile& d, const LayerCost& l, int64_t rows, b
   double seconds = d.layer_overhead + bytes / (d.memory_bandwidth * share.memory);
   if (per_row > 0) {
     if (l.kind == CostKind::conv) {
-      seconds +=
-          r * per_row / ((d.conv_flops > 0 ? d.conv_flops : d.sustained_flops) * share.compute);
+      const ConvShapeSeconds* own = measured_conv_shape(d, l);
+      if (own) {
+        const double per_sample =
+            backward ? own->backward_weights + (l.backward_data ? own->backward_data : 0)
+                     : own->forward;
+        seconds += r * per_sample * d.conv_step_scale / share.compute;
+      } else {
+        seconds +=
+            r * per_row / ((d.conv_flops > 0 ? d.conv_flops : d.sustained_flops) * share.compute);
+      }
     } else {
       seconds +=
           (r * per_row / share.compute + per_row * d.half_rows / share.memory) / d.sustained_flops;
@@ -460,15 +468,7 @@ Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
       p.phases["allreduce"] +=
           (ranks - 1) * transfer_seconds(link, bytes) + ranks * bytes / hw.device_device.bandwidth;
     } else {
-      const double wire = s.bf16 ? bytes / 2 : bytes;
-      p.phases["allreduce"] +=
-          2.0 * (ranks - 1) * link.latency + 2.0 * (ranks - 1) / ranks * wire / link.bandwidth;
-      // bf16: every float packed and unpacked (one round trip), and the bfloat16 sum of each
-      // received part (two unpacks and a pack: 1.5 round trips) per other rank.
-      if (s.bf16) {
-        p.phases["allreduce"] +=
-            b.params * hw.device.bf16_seconds_per_float * (1.0 + 1.5 * (ranks - 1));
-      }
+      p.phases["allreduce"] += rank_allreduce_seconds(link, hw.device, b.params, ranks, s.bf16);
     }
   }
   p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()) / local);
@@ -476,7 +476,44 @@ Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
   return finish(p);
 }
 
+// One loop's seconds per float at `floats`, from its measurements at the nearest sizes
+// below and above (linear in log size; the end's figure beyond the measured range).
+double per_float_at(const std::vector<Bf16LoopSeconds>& loops, double floats,
+                    double Bf16LoopSeconds::*loop) {
+  if (floats <= static_cast<double>(loops.front().floats)) return loops.front().*loop;
+  for (size_t i = 1; i < loops.size(); ++i) {
+    const double hi = static_cast<double>(loops[i].floats);
+    if (floats <= hi) {
+      const double lo = static_cast<double>(loops[i - 1].floats);
+      const double t = std::log(floats / lo) / std::log(hi / lo);
+      return loops[i - 1].*loop + t * (loops[i].*loop - loops[i - 1].*loop);
+    }
+  }
+  return loops.back().*loop;
+}
+
 }  // namespace
+
+double bf16_allreduce_loop_seconds(const DeviceProfile& d, double floats, int ranks) {
+  const double others = static_cast<double>(ranks - 1) / ranks;
+  if (d.bf16_loops.empty()) {
+    // The older profiles' one figure: a pack and unpack round trip per float, and the sum of
+    // each received part (two unpacks and a pack: 1.5 round trips) per other rank.
+    return floats * d.bf16_seconds_per_float * (1.0 + 1.5 * (ranks - 1));
+  }
+  const auto& l = d.bf16_loops;
+  return floats * (per_float_at(l, floats, &Bf16LoopSeconds::pack) +
+                   per_float_at(l, floats, &Bf16LoopSeconds::unpack) +
+                   others * per_float_at(l, floats, &Bf16LoopSeconds::sum));
+}
+
+double rank_allreduce_seconds(const LinkProfile& link, const DeviceProfile& d, double floats,
+                              int ranks, bool bf16) {
+  const double r = ranks, wire = (bf16 ? 2.0 : 4.0) * floats;
+  double seconds = 2.0 * (r - 1) * link.latency + 2.0 * (r - 1) / r * wire / link.bandwidth;
+  if (bf16) seconds += bf16_allreduce_loop_seconds(d, floats, ranks);
+  return seconds;
+}
 
 const std::vector<AlgorithmModel>& algorithm_models() {
   static const std::vector<AlgorithmModel> models = {

@@ -39,6 +39,19 @@ const char* name_of(Algorithm algorithm);
 // Mirrored constructor choose).
 Algorithm algorithm_for(const HardwareProfile& hardware, const Scenario& scenario);
 
+// Seconds the communication thread spends in the bfloat16 loops (parallel/bf16.h) for one
+// all-reduce of `floats` floats across `ranks` ranks: packing them, unpacking the sum, and
+// summing (ranks - 1) / ranks of them inside MPI's ring reduce-scatter. Each loop runs at its
+// speed measured on the nearest buffer sizes (device.bf16_loops, interpolated in log size);
+// a profile without those measurements charges its one round-trip figure 2.5 times.
+double bf16_allreduce_loop_seconds(const DeviceProfile& device, double floats, int ranks);
+
+// Seconds to all-reduce `floats` floats across `ranks` MPI ranks over `link` as
+// mpi_world.cpp does: a ring's 2(R-1) latencies and 2(R-1)/R of the bytes each way; bf16
+// halves the bytes and adds its loops.
+double rank_allreduce_seconds(const LinkProfile& link, const DeviceProfile& device, double floats,
+                              int ranks, bool bf16);
+
 // One step of the scenario under `algorithm`: step_seconds, phases and busy times.
 Prediction simulate(const HardwareProfile& hardware, const Scenario& scenario, Algorithm algorithm);
 

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "advise/algorithms.h"
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
 #include "advise/link_sweep.h"
@@ -104,8 +105,8 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
 
 // The rank_rank link from the sweep, and the bf16 all-reduce's model checked against the
 // sweep's bf16 times (a held-out check: the model takes the float32 fit and the one-thread
-// bf16 packing probe, nothing from the bf16 runs).
-void add_rank_link(const LinkSweep& link, double bf16_per_float, json& profile, json& sources,
+// probes of the bf16 loops, nothing from the bf16 runs).
+void add_rank_link(const LinkSweep& link, const DeviceProfile& device, json& profile, json& sources,
                    json& measurements, std::ostream& log) {
   if (!(link.bandwidth > 0)) {
     throw Error(
@@ -113,13 +114,11 @@ void add_rank_link(const LinkSweep& link, double bf16_per_float, json& profile, 
         "measurements are too noisy (run it again on a quieter machine)");
   }
   profile["rank_rank"] = {{"bandwidth", link.bandwidth}, {"latency", link.latency}};
-  const double r = link.ranks;
+  const LinkProfile fitted{link.bandwidth, link.latency, 1};
   json points = json::array();
   for (const SweepPoint& p : link.points) {
-    const double floats = static_cast<double>(p.floats);
-    const double bf16_model = 2.0 * (r - 1) * link.latency +
-                              2.0 * (r - 1) / r * 2.0 * floats / link.bandwidth +
-                              floats * bf16_per_float * (1.0 + 1.5 * (r - 1));
+    const double bf16_model = rank_allreduce_seconds(fitted, device, static_cast<double>(p.floats),
+                                                     link.ranks, /*bf16=*/true);
     points.push_back({{"floats", p.floats},
                       {"seconds", p.seconds},
                       {"bf16_seconds", p.bf16_seconds},
@@ -246,12 +245,24 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   const double share = devices > 1 ? concurrent_memory_share(devices, probe_bytes, 5) : 1.0;
   const double compute_share = devices > 1 ? concurrent_compute_share(devices, 3) : 1.0;
   const DeviceSync sync = devices > 1 ? device_sync(devices, 5) : DeviceSync{};
-  const double bf16 = bf16_round_trip_seconds(probe_bytes / 4, 5);
+  // The bf16 loops on the bucket sizes the communication thread meets, in cache and not.
+  DeviceProfile bf16;
+  json bf16_json = json::array();
+  std::string bf16_words;
+  for (int64_t floats = int64_t{1} << 16; floats <= int64_t{1} << 24; floats *= 4) {
+    const Bf16LoopSeconds l = bf16_loop_seconds(floats, 5);
+    bf16.bf16_loops.push_back(l);
+    bf16_json.push_back(
+        {{"floats", l.floats}, {"pack", l.pack}, {"unpack", l.unpack}, {"sum", l.sum}});
+    bf16_words +=
+        fmt::format("{}{} MB {:.2f}/{:.2f}/{:.2f}", bf16_words.empty() ? "" : "; ",
+                    4e-6 * static_cast<double>(floats), l.pack * 1e9, l.unpack * 1e9, l.sum * 1e9);
+  }
   log << fmt::format(
       "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
-      "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us; "
-      "bf16 pack and unpack {:.2f} ns/float\n",
-      devices, share, compute_share, devices, sync.fork_join * 1e6, sync.barrier * 1e6, bf16 * 1e9);
+      "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us\n"
+      "bf16 pack/unpack/sum, ns per float: {}\n",
+      devices, share, compute_share, devices, sync.fork_join * 1e6, sync.barrier * 1e6, bf16_words);
 
   json profile = {
       {"name", plan.name},
@@ -270,7 +281,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
         {"concurrent_compute_share", compute_share},
         {"fork_join", sync.fork_join},
         {"barrier", sync.barrier},
-        {"bf16_seconds_per_float", bf16},
+        {"bf16_loops", bf16_json},
         {"comm_uses_compute", true}}},
       {"host", {{"memory_bandwidth", sum}, {"update_bandwidth", memory_bandwidth}}},
       {"host_device", {{"bandwidth", copy}, {"latency", latency}, {"devices_per_link", 1}}},
@@ -315,10 +326,11 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                    "(wake and join, {:.1f} us) and tasks of 20 barrier waits ({:.1f} us per "
                    "barrier beyond that), medians of 5 rounds",
                    devices, sync.fork_join * 1e6, sync.barrier * 1e6)},
-      {"device.bf16_seconds_per_float",
-       fmt::format("Measured: {:.1f} M floats packed to bfloat16 and unpacked on one thread "
-                   "(parallel/bf16.h), best of 5: {:.2f} ns per float",
-                   probe_bytes / 4e6, bf16 * 1e9)},
+      {"device.bf16_loops",
+       fmt::format("Measured: the bfloat16 loops of MPI gradient compression (parallel/bf16.h: "
+                   "pack, unpack, sum) on one thread over 2^16 to 2^24 floats, best of 5 "
+                   "each; ns per float by float32 buffer size: {}",
+                   bf16_words)},
       {"max_devices", fmt::format("The {} cores of this process, {} per device (or --max-devices)",
                                   available_cores(), threads)}};
   json measurements = {
@@ -328,8 +340,33 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
       {"probe_bytes", probe_bytes}};
 
   if (ranks) add_rank_link(link, bf16, profile, sources, measurements, log);
-  // 4. The convolution rate, from 1-device steps of a built-in convnet.
+  // 4. The convolution rate: every built-in convnet's convolution shapes, their primitives
+  // timed alone on one device; then 1-device steps of one convnet, which set what a step
+  // adds around them (conv_step_scale) and the rate of shapes not measured (conv_flops).
   if (!plan.conv_model.empty()) {
+    std::vector<Window2d> shapes;
+    std::vector<std::string> convnets;
+    for (const std::string& name : zoo::names()) {
+      const ModelCost cost = ModelCost::of(zoo::by_name(name));
+      if (!cost.has_conv()) continue;
+      convnets.push_back(name);
+      for (const LayerCost& l : cost.layers) {
+        if (l.kind == CostKind::conv) shapes.push_back(l.window);
+      }
+    }
+    const std::vector<ConvShapeSeconds> measured =
+        conv_shape_seconds(shapes, threads, plan.conv_batch, plan.repeats);
+    json shapes_json = json::array();
+    double primitive_seconds = 0;
+    for (const ConvShapeSeconds& m : measured) {
+      shapes_json.push_back(conv_shape_to_json(m));
+      primitive_seconds += m.forward + m.backward_data + m.backward_weights;
+    }
+    profile["device"]["conv_shapes"] = shapes_json;
+    log << fmt::format(
+        "{} convolution shapes of {}: primitives timed alone, batch {}: {:.3f} ms per sample "
+        "in all\n",
+        measured.size(), fmt::join(convnets, ", "), plan.conv_batch, primitive_seconds * 1e3);
     StepRun conv(zoo::by_name(plan.conv_model), plan.conv_batch, one_device);
     for (int rep = 0; rep < plan.repeats; ++rep) conv.time(plan.steps, seed);
     const double step = conv.median_seconds();
@@ -337,10 +374,18 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
     calibrate_conv_to_step(hw, ModelCost::of(conv.model()), plan.conv_batch, step,
                            "calibrate: --conv-model " + plan.conv_model);
     profile["device"]["conv_flops"] = hw.device.conv_flops;
-    sources["device.conv_flops"] = fmt::format(
-        "Measured: {} training {} at batch {}, {}: {:.3f} ms per step; the convolutions' rate "
-        "that leaves the model's dense and memory-bound parts at the rates above",
-        device_words, plan.conv_model, plan.conv_batch, repeat_words, step * 1e3);
+    profile["device"]["conv_step_scale"] = hw.device.conv_step_scale;
+    sources["device.conv_shapes"] = fmt::format(
+        "Measured: the Conv2D shapes of {} ({} distinct), each one's oneDNN forward, "
+        "backward-data and backward-weights primitives alone on {} at batch {}, best of {}",
+        fmt::join(convnets, ", "), measured.size(), device_words, plan.conv_batch, plan.repeats);
+    sources["device.conv_flops, device.conv_step_scale"] = fmt::format(
+        "Measured: {} training {} at batch {}, {}: {:.3f} ms per step; its convolutions take "
+        "conv_step_scale ({:.3f}) times their primitives' time, solved so the step leaves the "
+        "model's dense and memory-bound parts at the rates above; conv_flops: those "
+        "primitives' own rate over that scale, for shapes not measured",
+        device_words, plan.conv_model, plan.conv_batch, repeat_words, step * 1e3,
+        hw.device.conv_step_scale);
     measurements["conv_steps"] = {{"model", plan.conv_model},
                                   {"batch", plan.conv_batch},
                                   {"step_seconds", step},

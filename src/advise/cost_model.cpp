@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "advise/algorithms.h"
@@ -153,34 +154,60 @@ void calibrate_to_step(HardwareProfile& hw, const std::vector<int64_t>& widths, 
                    hw.name + " (calibrated with a measured step)");
 }
 
+const ConvShapeSeconds* measured_conv_shape(const DeviceProfile& d, const LayerCost& l) {
+  if (l.kind != CostKind::conv || !(d.conv_step_scale > 0)) return nullptr;
+  for (const ConvShapeSeconds& c : d.conv_shapes) {
+    if (same_conv_shape(c.window, l.window)) return &c;
+  }
+  return nullptr;
+}
+
 void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t batch,
                             double step_seconds, const std::string& where) {
   if (!model.has_conv()) throw ConfigError(where + ": the calibration model has no Conv2D");
   if (batch <= 0 || !(step_seconds > 0)) {
     throw ConfigError(where + ": calibration batch and step seconds must be > 0");
   }
+  // The step is fixed costs plus convolution time. Convolutions of a measured shape take
+  // scale x their primitives' seconds (P in all), the others their FLOPs (U) at conv_flops;
+  // conv_flops is tied to the scale as the measured layers' own rate (their FLOPs / P) over
+  // it, so step = fixed + scale x (P + U / rate) solves for both. Without measured shapes:
+  // step = fixed + all FLOPs / conv_flops.
+  const double b = static_cast<double>(batch);
+  double primitives = 0, measured_flops = 0, other_flops = 0;
+  HardwareProfile probe = hw;
+  probe.device.conv_step_scale = 1;  // to find the measured shapes
+  for (const LayerCost& l : model.layers) {
+    if (l.kind != CostKind::conv) continue;
+    const double flops = (l.forward_flops + l.backward_flops) * b;
+    if (const ConvShapeSeconds* own = measured_conv_shape(probe.device, l)) {
+      primitives +=
+          b * (own->forward + own->backward_weights + (l.backward_data ? own->backward_data : 0));
+      measured_flops += flops;
+    } else {
+      other_flops += flops;
+    }
+  }
   Scenario s;
   s.model = model;
   s.batch = batch;
-  // The step is fixed costs plus convolution time, which scales as 1 / conv_flops: predict
-  // at a reference rate, then solve.
-  constexpr double kReference = 1e12;
-  HardwareProfile unit = hw;
-  unit.device.conv_flops = kReference;
-  double conv_flops = 0;
-  for (const auto& l : model.layers) {
-    if (l.kind == CostKind::conv) {
-      conv_flops += (l.forward_flops + l.backward_flops) * static_cast<double>(batch);
-    }
-  }
-  const double conv_seconds = conv_flops / kReference;
-  const double fixed = one_device(unit, s).step_seconds - conv_seconds;
+  HardwareProfile no_conv = hw;  // every convolution free: what is left is fixed
+  no_conv.device.conv_step_scale = 0;
+  no_conv.device.conv_flops = std::numeric_limits<double>::infinity();
+  const double fixed = one_device(no_conv, s).step_seconds;
   if (!(step_seconds > fixed)) {
     throw ConfigError(where + ": calibration step of " + std::to_string(step_seconds) +
                       " s is below the model's other costs on this profile (" +
                       std::to_string(fixed) + " s)");
   }
-  hw.device.conv_flops = kReference * conv_seconds / (step_seconds - fixed);
+  if (primitives > 0) {
+    const double rate = measured_flops / primitives;
+    const double scale = (step_seconds - fixed) / (primitives + other_flops / rate);
+    hw.device.conv_step_scale = scale;
+    hw.device.conv_flops = rate / scale;
+  } else {
+    hw.device.conv_flops = other_flops / (step_seconds - fixed);
+  }
 }
 
 Prediction predict(const HardwareProfile& hw, const Scenario& s) {

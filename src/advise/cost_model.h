@@ -38,10 +38,19 @@ enum class CostKind { dense, conv, memory };
 struct LayerCost {
   std::string name;  // the layer's, for explanations
   CostKind kind = CostKind::dense;
+  // A convolution's shape (batch 1), to find its own measured speed in the profile
+  // (device.conv_shapes), and whether its backward computes the input gradient (not when
+  // it reads the model's input).
+  Window2d window;
+  bool backward_data = true;
   int64_t params = 0;  // floats copied, reduced and updated (non-trainable ones included)
   double forward_flops = 0, backward_flops = 0;  // per sample; backward: weight and input
   double forward_bytes = 0, backward_bytes = 0;  // per sample, read + written (memory kind)
 };
+
+// The profile's measured primitives for this convolution's shape, when they are used
+// (conv_step_scale > 0); null otherwise.
+const ConvShapeSeconds* measured_conv_shape(const DeviceProfile& device, const LayerCost& layer);
 
 struct ModelCost {
   std::vector<LayerCost> layers;  // in the order forward runs them

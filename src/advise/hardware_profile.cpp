@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "advise/cost_model.h"
 #include "core/input_file.h"
@@ -138,6 +139,50 @@ std::vector<std::string> known_hardware_profiles() {
   return names;
 }
 
+// Whole numbers >= `least` in an array of `n` under `key` of a conv_shapes entry.
+std::vector<int64_t> whole_numbers(const json& c, const char* key, size_t n, int64_t least,
+                                   const std::string& where) {
+  if (!c.contains(key) || !c.at(key).is_array() || c.at(key).size() != n) {
+    throw ConfigError(where + ": '" + key + "' must be an array of " + std::to_string(n) +
+                      " whole numbers");
+  }
+  std::vector<int64_t> out;
+  for (const json& v : c.at(key)) {
+    if (!v.is_number_integer() || v.get<int64_t>() < least || v.get<int64_t>() > (1 << 20)) {
+      throw ConfigError(where + ": '" + key + "' must hold whole numbers >= " +
+                        std::to_string(least) + ", got " + c.at(key).dump());
+    }
+    out.push_back(v.get<int64_t>());
+  }
+  return out;
+}
+
+ConvShapeSeconds conv_shape_from_json(const json& c, const std::string& where) {
+  if (!c.is_object()) throw ConfigError(where + ": each entry must be an object");
+  ConvShapeSeconds m;
+  Window2d& w = m.window;
+  w.batch = 1;
+  const auto in = whole_numbers(c, "input", 3, 1, where);
+  const auto out = whole_numbers(c, "output", 3, 1, where);
+  const auto kernel = whole_numbers(c, "kernel", 2, 1, where);
+  const auto strides = whole_numbers(c, "strides", 2, 1, where);
+  const auto dilation = whole_numbers(c, "dilation", 2, 1, where);
+  const auto pad = whole_numbers(c, "padding", 4, 0, where);
+  std::tie(w.in_h, w.in_w, w.in_c) = std::tuple{in[0], in[1], in[2]};
+  std::tie(w.out_h, w.out_w, w.out_c) = std::tuple{out[0], out[1], out[2]};
+  std::tie(w.kernel_h, w.kernel_w) = std::pair{kernel[0], kernel[1]};
+  std::tie(w.stride_h, w.stride_w) = std::pair{strides[0], strides[1]};
+  std::tie(w.dilation_h, w.dilation_w) = std::pair{dilation[0], dilation[1]};
+  std::tie(w.pad_top, w.pad_bottom, w.pad_left, w.pad_right) =
+      std::tuple{pad[0], pad[1], pad[2], pad[3]};
+  m.batch = count(c, "batch", where, 0);
+  if (m.batch < 1) throw ConfigError(where + ": missing whole number 'batch'");
+  m.forward = positive(c, "forward", where);
+  m.backward_data = positive(c, "backward_data", where);
+  m.backward_weights = positive(c, "backward_weights", where);
+  return m;
+}
+
 HardwareProfile parse_hardware_profile(const json& j, const std::string& origin) {
   HardwareProfile p;
   p.path = origin;
@@ -169,6 +214,39 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
     }
   }
   p.device.bf16_seconds_per_float = non_negative(dj, "bf16_seconds_per_float", d, 0);
+  if (dj.contains("conv_shapes")) {
+    const std::string where = d + ": conv_shapes";
+    if (!dj.at("conv_shapes").is_array()) throw ConfigError(where + " must be an array");
+    for (const json& c : dj.at("conv_shapes")) {
+      p.device.conv_shapes.push_back(conv_shape_from_json(c, where));
+    }
+  }
+  p.device.conv_step_scale = non_negative(dj, "conv_step_scale", d, 0);
+  if (p.device.conv_step_scale > 0 && p.device.conv_shapes.empty()) {
+    throw ConfigError(d +
+                      ": 'conv_step_scale' scales the measured conv_shapes, and there are none");
+  }
+  if (dj.contains("bf16_loops")) {
+    const std::string where = d + ": bf16_loops";
+    if (!dj.at("bf16_loops").is_array()) throw ConfigError(where + " must be an array");
+    for (const json& c : dj.at("bf16_loops")) {
+      if (!c.is_object() || !c.contains("floats") || !c.at("floats").is_number_integer() ||
+          c.at("floats").get<int64_t>() < 1) {
+        throw ConfigError(where + ": each entry needs 'floats', a whole number >= 1");
+      }
+      Bf16LoopSeconds loops;
+      loops.floats = c.at("floats").get<int64_t>();
+      if (!p.device.bf16_loops.empty() && loops.floats <= p.device.bf16_loops.back().floats) {
+        throw ConfigError(where + ": entries must ascend in 'floats', got " +
+                          std::to_string(loops.floats) + " after " +
+                          std::to_string(p.device.bf16_loops.back().floats));
+      }
+      loops.pack = positive(c, "pack", where);
+      loops.unpack = positive(c, "unpack", where);
+      loops.sum = positive(c, "sum", where);
+      p.device.bf16_loops.push_back(loops);
+    }
+  }
   if (dj.contains("dense_rates")) {
     const std::string where = d + ": dense_rates";
     if (!dj.at("dense_rates").is_array()) throw ConfigError(where + " must be an array");
@@ -222,6 +300,29 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
                            positive(c, "step_seconds", where), where);
   }
   return p;
+}
+
+bool same_conv_shape(const Window2d& a, const Window2d& b) {
+  const auto key = [](const Window2d& w) {
+    return std::tuple{w.in_h,     w.in_w,       w.in_c,     w.out_h,    w.out_w,      w.out_c,
+                      w.kernel_h, w.kernel_w,   w.stride_h, w.stride_w, w.dilation_h, w.dilation_w,
+                      w.pad_top,  w.pad_bottom, w.pad_left, w.pad_right};
+  };
+  return key(a) == key(b);
+}
+
+json conv_shape_to_json(const ConvShapeSeconds& m) {
+  const Window2d& w = m.window;
+  return {{"input", {w.in_h, w.in_w, w.in_c}},
+          {"output", {w.out_h, w.out_w, w.out_c}},
+          {"kernel", {w.kernel_h, w.kernel_w}},
+          {"strides", {w.stride_h, w.stride_w}},
+          {"dilation", {w.dilation_h, w.dilation_w}},
+          {"padding", {w.pad_top, w.pad_bottom, w.pad_left, w.pad_right}},
+          {"batch", m.batch},
+          {"forward", m.forward},
+          {"backward_data", m.backward_data},
+          {"backward_weights", m.backward_weights}};
 }
 
 HardwareProfile load_hardware_profile(const std::string& name) {

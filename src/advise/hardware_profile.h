@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/backend.h"
+
 namespace tandem::detail {
 
 // A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own
@@ -17,17 +19,42 @@ struct DenseRateCurve {
   double sustained_flops = 0, half_rows = 0;
 };
 
+// Seconds per float of the bfloat16 loops (parallel/bf16.h) over buffers of `floats` floats,
+// one thread: packing float32, unpacking, and the MPI sum of two bfloat16 buffers.
+struct Bf16LoopSeconds {
+  int64_t floats = 0;
+  double pack = 0, unpack = 0, sum = 0;
+};
+
+// One convolution shape (per sample: batch 1) timed on one device by calibrate: oneDNN's
+// forward, backward-data and backward-weights primitives (CpuBackend's conv2d_*), seconds
+// per sample at `batch` samples.
+struct ConvShapeSeconds {
+  Window2d window;
+  int64_t batch = 0;
+  double forward = 0, backward_data = 0, backward_weights = 0;
+};
+bool same_conv_shape(const Window2d& a, const Window2d& b);  // all but the batch
+// As device.conv_shapes holds it: input, output, kernel, strides, dilation, padding (top,
+// bottom, left, right), batch and the three primitives' seconds per sample.
+nlohmann::json conv_shape_to_json(const ConvShapeSeconds& shape);
+
 struct DeviceProfile {
   std::string name;
   // Sustained FLOP/s of the GEMMs of a dense layer with many rows; with r rows per device a
   // layer runs at sustained_flops * r / (r + half_rows) (small batches use the device less).
   double sustained_flops = 0;
   double half_rows = 0;
-  std::vector<DenseRateCurve>
-      dense_rates;  // used for exactly these models  // FLOP/s of convolutions (their GEMM rows are
-                    // samples x output pixels, so they keep their
+  std::vector<DenseRateCurve> dense_rates;  // used for exactly these models
+  // FLOP/s of convolutions (their GEMM rows are samples x output pixels, so they keep their
   // rate at small batches); 0: sustained_flops.
   double conv_flops = 0;
+  // Convolutions of a measured shape take their primitives' measured time times
+  // conv_step_scale (what a training step adds around them: layout reorders, the fused
+  // activation's gradient), both from calibrate; other convolutions run at conv_flops.
+  // conv_step_scale 0: the shapes are not used.
+  std::vector<ConvShapeSeconds> conv_shapes;
+  double conv_step_scale = 0;
   double memory_bandwidth = 0;  // bytes/s: the optimizer update, memory-bound layers
   double layer_overhead = 0;    // seconds per layer and pass (kernel launches)
   double step_overhead = 0;     // seconds per step (the framework's own work)
@@ -40,7 +67,11 @@ struct DeviceProfile {
   // The share of memory_bandwidth, and of its GEMM speed, that each device keeps when
   // max_devices devices stream memory, or compute, at once (1: no contention).
   double concurrent_memory_share = 1, concurrent_compute_share = 1;
-  // Seconds per float to pack a float32 into bfloat16 and unpack it (gradient compression).
+  // MPI gradient compression: the bfloat16 loops measured at several buffer sizes (the
+  // communication thread's buckets, in cache or not), ascending in floats. Profiles older
+  // than these measurements give one figure instead: seconds per float to pack a float32
+  // into bfloat16 and unpack it, on a buffer far above the cache.
+  std::vector<Bf16LoopSeconds> bf16_loops;
   double bf16_seconds_per_float = 0;
   // A CPU device: the threads it runs (what tandem train --devices 1 --threads-per-device N
   // runs); 0: not one (a GPU).

@@ -8,6 +8,7 @@
 
 #include "advise/cost_model.h"
 #include "model/model_state.h"
+#include "nn/window.h"
 #include "tandem/error.h"
 #include "tandem/model.h"
 
@@ -75,6 +76,15 @@ ModelCost ModelCost::of(const Model& model) {
       l.kind = type == "Dense" ? CostKind::dense : CostKind::conv;
       l.forward_flops = 2.0 * (out / static_cast<double>(units)) * static_cast<double>(kernel);
       l.backward_flops = l.forward_flops * (reads_model_input ? 1 : 2);
+      l.backward_data = !reads_model_input;
+      if (type == "Conv2D") {
+        const nlohmann::json c = node.layer->config();
+        const std::string where = "advise: Conv2D '" + l.name + "'";
+        l.window = make_window(
+            node.input_shapes.at(0), node.shape, 1, size2_from_json(c.at("kernel_size"), where),
+            size2_from_json(c.at("strides"), where), size2_from_json(c.at("dilation_rate"), where),
+            parse_padding(c.at("padding").get<std::string>(), where));
+      }
     } else if (type == "Add") {
       const auto k = static_cast<double>(node.inputs.size());
       l.kind = CostKind::memory;

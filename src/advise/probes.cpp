@@ -148,16 +148,21 @@ DeviceSync device_sync(int devices, int repeats) {
   return {median(fork_join), median(per_barrier)};
 }
 
-double bf16_round_trip_seconds(int64_t floats, int repeats) {
+Bf16LoopSeconds bf16_loop_seconds(int64_t floats, int repeats) {
   const int64_t n = std::max<int64_t>(floats, 1);
   AlignedBuffer a(n);
-  std::vector<uint16_t> packed(n);
+  std::vector<uint16_t> packed(n), sum(n);
   for (int64_t i = 0; i < n; ++i) a.data()[i] = 1e-3f * static_cast<float>(i % 1000);
-  const double s = best_seconds(repeats, [&] {
-    for (int64_t i = 0; i < n; ++i) packed[i] = to_bf16(a.data()[i]);
-    for (int64_t i = 0; i < n; ++i) a.data()[i] = from_bf16(packed[i]);
-  });
-  return s / static_cast<double>(n);
+  pack_bf16(a.data(), sum.data(), n);
+  const auto per_float = [&](auto&& pass) {
+    return best_seconds(repeats, pass) / static_cast<double>(n);
+  };
+  Bf16LoopSeconds s;
+  s.floats = n;
+  s.pack = per_float([&] { pack_bf16(a.data(), packed.data(), n); });
+  s.unpack = per_float([&] { unpack_bf16(packed.data(), a.data(), n); });
+  s.sum = per_float([&] { sum_bf16(packed.data(), sum.data(), n); });
+  return s;
 }
 
 double concurrent_compute_share(int threads, int repeats) {
@@ -179,6 +184,47 @@ double concurrent_compute_share(int threads, int repeats) {
     k.pass();  // oneDNN's primitive created outside the timing
   }
   return share_alone_vs_together(threads, repeats, 2, [&](int t) { return workers[t].pass(); });
+}
+
+std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& shapes, int threads,
+                                                 int64_t batch, int repeats) {
+  std::vector<ConvShapeSeconds> out;
+  const std::unique_ptr<Backend> backend = make_cpu_backend(threads);
+  for (const Window2d& shape : shapes) {
+    if (std::any_of(out.begin(), out.end(),
+                    [&](const ConvShapeSeconds& m) { return same_conv_shape(m.window, shape); })) {
+      continue;
+    }
+    Window2d w = shape;
+    w.batch = batch;
+    const int64_t kernel = w.kernel_h * w.kernel_w * w.in_c * w.out_c;
+    AlignedBuffer x(w.input_size()), dx(w.input_size()), y(w.output_size()), dy(w.output_size());
+    AlignedBuffer k(kernel), dk(kernel), bias(w.out_c), dbias(w.out_c);
+    std::fill(x.data(), x.data() + w.input_size(), 0.5f);
+    std::fill(dy.data(), dy.data() + w.output_size(), 1e-3f);
+    std::fill(k.data(), k.data() + kernel, 1e-2f);
+    std::fill(bias.data(), bias.data() + w.out_c, 0.0f);
+    const auto forward = [&] {
+      backend->conv2d_forward(w, x.data(), k.data(), bias.data(), ActivationKind::relu, y.data());
+    };
+    const auto data = [&] {
+      backend->conv2d_backward_data(w, dy.data(), k.data(), dx.data(), false);
+    };
+    const auto weights = [&] {
+      backend->conv2d_backward_weights(w, x.data(), dy.data(), dk.data(), dbias.data(), false);
+    };
+    forward(), data(), weights();  // each primitive created and its memory touched once
+    const double samples = static_cast<double>(batch);
+    ConvShapeSeconds m;
+    m.window = shape;
+    m.window.batch = 1;
+    m.batch = batch;
+    m.forward = best_seconds(repeats, forward) / samples;
+    m.backward_data = best_seconds(repeats, data) / samples;
+    m.backward_weights = best_seconds(repeats, weights) / samples;
+    out.push_back(m);
+  }
+  return out;
 }
 
 }  // namespace tandem::detail

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
+
+#include "advise/hardware_profile.h"
 
 namespace tandem::detail {
 
@@ -34,8 +37,16 @@ struct DeviceSync {
 };
 DeviceSync device_sync(int devices, int repeats);
 
-// Seconds per float to pack float32 to bfloat16 and unpack it back (parallel/bf16.h), on
-// one thread, best of `repeats`.
-double bf16_round_trip_seconds(int64_t floats, int repeats);
+// The bfloat16 loops of MPI gradient compression (parallel/bf16.h, the functions the
+// communication thread calls) over `floats` floats on one thread: seconds per float of each,
+// best of `repeats`.
+Bf16LoopSeconds bf16_loop_seconds(int64_t floats, int repeats);
+
+// Each distinct convolution shape among `shapes` (batch ignored) timed on a CPU backend of
+// `threads` threads at `batch` samples: the forward (with bias), backward-data and
+// backward-weights primitives tandem's Conv2D calls (created outside the timing), best of
+// `repeats` each, in seconds per sample.
+std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& shapes, int threads,
+                                                 int64_t batch, int repeats);
 
 }  // namespace tandem::detail

@@ -13,10 +13,10 @@
 namespace tandem::detail {
 
 struct ValidationRow {
-  std::string model;   // "784-4096-2048-512-64-10"
-  std::string config;  // "2 devices mirrored (allreduce)"
-  int64_t batch = 0;   // global
-  int devices = 1;  // over all ranks
+  std::string model;                                   // "784-4096-2048-512-64-10"
+  std::string config;                                  // "2 devices mirrored (allreduce)"
+  int64_t batch = 0;                                   // global
+  int devices = 1;                                     // over all ranks
   double predicted_seconds = 0, measured_seconds = 0;  // per step
   double predicted_speedup = 1, measured_speedup = 1;  // vs 1 device, same model and batch
 

@@ -50,9 +50,7 @@ int as_mpi_count(int64_t count, const char* what) {
 
 // MPI_Op: inout += in, summed in float32, stored as bfloat16.
 void bf16_sum(void* in, void* inout, int* length, MPI_Datatype*) {
-  const auto* a = static_cast<const uint16_t*>(in);
-  auto* b = static_cast<uint16_t*>(inout);
-  for (int i = 0; i < *length; ++i) b[i] = to_bf16(from_bf16(a[i]) + from_bf16(b[i]));
+  sum_bf16(static_cast<const uint16_t*>(in), static_cast<uint16_t*>(inout), *length);
 }
 
 // One MPI communicator (a duplicate of the job's) and how this rank waits on it.
@@ -268,10 +266,10 @@ class MpiCommunicator final : public Communicator {
       tree_sum(sources_, op.data, 0, op.count);
     } else if (options_.bf16) {
       packed_.resize(static_cast<size_t>(op.count));
-      for (int64_t i = 0; i < op.count; ++i) packed_[i] = to_bf16(op.data[i]);
+      pack_bf16(op.data, packed_.data(), op.count);
       endpoint_.check(MPI_Allreduce(MPI_IN_PLACE, packed_.data(), n, MPI_UINT16_T, bf16_op_, comm),
                       "MPI_Allreduce");
-      for (int64_t i = 0; i < op.count; ++i) op.data[i] = from_bf16(packed_[i]);
+      unpack_bf16(packed_.data(), op.data, op.count);
     } else {
       endpoint_.check(MPI_Allreduce(MPI_IN_PLACE, op.data, n, MPI_FLOAT, MPI_SUM, comm),
                       "MPI_Allreduce");

@@ -190,6 +190,42 @@ TEST(Algorithms, EachAlgorithmCostsWhatItsCodeDoes) {
   EXPECT_LT(simulate(slow_link, s, Algorithm::hierarchical).step_seconds, slow_f32);
 }
 
+// The bf16 loops cost what they were measured to at the bucket's size: pack and unpack every
+// float, sum (R-1)/R of them; between two measured sizes linear in log size, beyond them
+// the nearest end's figure. A profile without them keeps its one round-trip figure.
+TEST(Algorithms, Bf16LoopsAtTheBucketsOwnSize) {
+  DeviceProfile d;
+  d.bf16_loops = {{.floats = 1 << 16, .pack = 0.1e-9, .unpack = 0.1e-9, .sum = 0.2e-9},
+                  {.floats = 1 << 24, .pack = 2.1e-9, .unpack = 1.1e-9, .sum = 1.2e-9}};
+  const double small = 1 << 16, mid = 1 << 20, large = 1 << 24;
+  EXPECT_NEAR(bf16_allreduce_loop_seconds(d, small, 2), small * (0.2e-9 + 0.1e-9), 1e-15);
+  EXPECT_NEAR(bf16_allreduce_loop_seconds(d, 1000, 2), 1000 * (0.2e-9 + 0.1e-9), 1e-15);
+  EXPECT_NEAR(bf16_allreduce_loop_seconds(d, mid, 2), mid * (1.1e-9 + 0.6e-9 + 0.35e-9), 1e-12);
+  EXPECT_NEAR(bf16_allreduce_loop_seconds(d, 4 * large, 4), 4 * large * (3.2e-9 + 0.9e-9), 1e-9);
+  d.bf16_loops.clear();
+  d.bf16_seconds_per_float = 1e-9;
+  EXPECT_NEAR(bf16_allreduce_loop_seconds(d, small, 2), small * 2.5e-9, 1e-15);
+  // The all-reduce across ranks: a ring over the link; bf16 sends half the bytes and adds
+  // its loops.
+  const LinkProfile link{.bandwidth = 2e9, .latency = 5e-6};
+  const double f32 = rank_allreduce_seconds(link, d, mid, 2, false);
+  EXPECT_NEAR(f32, 2 * 5e-6 + 4.0 * mid / 2e9, 1e-12);
+  EXPECT_NEAR(rank_allreduce_seconds(link, d, mid, 2, true),
+              2 * 5e-6 + 2.0 * mid / 2e9 + bf16_allreduce_loop_seconds(d, mid, 2), 1e-12);
+  // A step of 2 ranks in bf16 pays the loops of each of its buckets: slower loops, a slower
+  // step by exactly their difference.
+  HardwareProfile hw = cpu_profile();
+  hw.rank_rank = link;
+  hw.device.bf16_loops = {{.floats = 1 << 16, .pack = 0.1e-9, .unpack = 0.1e-9, .sum = 0.2e-9}};
+  Scenario s = seed(1);
+  s.ranks = 2;
+  s.bf16 = true;
+  const double fast = simulate(hw, s, Algorithm::hierarchical).step_seconds;
+  hw.device.bf16_loops[0].pack = 1.1e-9;
+  EXPECT_NEAR(simulate(hw, s, Algorithm::hierarchical).step_seconds - fast,
+              1e-9 * static_cast<double>(s.model.params()), 1e-9);
+}
+
 }  // namespace
 }  // namespace tandem::detail
 

@@ -73,5 +73,85 @@ TEST(HardwareProfileFile, WrongTypesAreConfigErrorsNamingTheFile) {
   }
 }
 
+// device.bf16_loops: the bf16 loops' seconds per float at ascending buffer sizes; each
+// malformed entry is refused naming the field.
+TEST(HardwareProfileFile, Bf16LoopsAreReadAndCheckedAscending) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["device"]["bf16_loops"] = {
+      {{"floats", 65536}, {"pack", 1e-10}, {"unpack", 2e-10}, {"sum", 3e-10}},
+      {{"floats", 1 << 24}, {"pack", 2e-9}, {"unpack", 1e-9}, {"sum", 1e-9}}};
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  ASSERT_EQ(hw.device.bf16_loops.size(), 2u);
+  EXPECT_EQ(hw.device.bf16_loops[1].floats, 1 << 24);
+  EXPECT_DOUBLE_EQ(hw.device.bf16_loops[0].unpack, 2e-10);
+  EXPECT_DOUBLE_EQ(hw.device.bf16_loops[0].sum, 3e-10);
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> broken = {
+      {[](json& l) { l = 3; }, "bf16_loops must be an array"},
+      {[](json& l) { l[0].erase("floats"); }, "needs 'floats'"},
+      {[](json& l) { l[0]["floats"] = 0; }, "needs 'floats'"},
+      {[](json& l) { l[1]["floats"] = 65536; }, "must ascend in 'floats', got 65536 after 65536"},
+      {[](json& l) { l[1]["pack"] = -1e-9; }, "pack"},
+      {[](json& l) { l[0].erase("sum"); }, "sum"},
+  };
+  for (const auto& [edit, message] : broken) {
+    json bad = j;
+    edit(bad["device"]["bf16_loops"]);
+    const std::string path = write_profile(dir, bad);
+    test::expect_error<ConfigError>([&] { load_hardware_profile(path); },
+                                    {path, "bf16_loops", message});
+  }
+}
+
+// device.conv_shapes and conv_step_scale: read back as written; malformed ones refused.
+TEST(HardwareProfileFile, ConvShapesAreReadAndChecked) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  ConvShapeSeconds shape;
+  shape.window = {.batch = 1,
+                  .in_h = 13,
+                  .in_w = 13,
+                  .in_c = 32,
+                  .out_h = 11,
+                  .out_w = 11,
+                  .out_c = 64,
+                  .kernel_h = 3,
+                  .kernel_w = 3};
+  shape.batch = 64;
+  shape.forward = 1e-4, shape.backward_data = 2e-4, shape.backward_weights = 3e-4;
+  j["device"]["conv_shapes"] = {conv_shape_to_json(shape)};
+  j["device"]["conv_step_scale"] = 1.2;
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  ASSERT_EQ(hw.device.conv_shapes.size(), 1u);
+  EXPECT_TRUE(same_conv_shape(hw.device.conv_shapes[0].window, shape.window));
+  EXPECT_EQ(hw.device.conv_shapes[0].batch, 64);
+  EXPECT_DOUBLE_EQ(hw.device.conv_shapes[0].backward_weights, 3e-4);
+  EXPECT_DOUBLE_EQ(hw.device.conv_step_scale, 1.2);
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> broken = {
+      {[](json& d) { d["conv_shapes"] = "x"; }, "conv_shapes must be an array"},
+      {[](json& d) {
+         d["conv_shapes"][0]["input"] = {13, 13};
+       },
+       "'input' must be an array of 3"},
+      {[](json& d) {
+         d["conv_shapes"][0]["padding"] = {0, 0, -1, 0};
+       },
+       "'padding' must hold"},
+      {[](json& d) {
+         d["conv_shapes"][0]["kernel"] = {0, 3};
+       },
+       "'kernel' must hold"},
+      {[](json& d) { d["conv_shapes"][0].erase("batch"); }, "batch"},
+      {[](json& d) { d["conv_shapes"][0]["forward"] = 0; }, "forward"},
+      {[](json& d) { d.erase("conv_shapes"); }, "conv_step_scale"},
+  };
+  for (const auto& [edit, message] : broken) {
+    json bad = j;
+    edit(bad["device"]);
+    const std::string path = write_profile(dir, bad);
+    test::expect_error<ConfigError>([&] { load_hardware_profile(path); }, {path, message});
+  }
+}
+
 }  // namespace
 }  // namespace tandem::detail

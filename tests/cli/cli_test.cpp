@@ -378,8 +378,17 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   EXPECT_EQ(j.at("max_devices"), 2);
   EXPECT_EQ(j.at("device").at("threads"), 1);
   for (const char* figure : {"sustained_flops", "memory_bandwidth", "conv_flops", "fork_join",
-                             "concurrent_memory_share", "bf16_seconds_per_float"}) {
+                             "concurrent_memory_share"}) {
     EXPECT_GT(j.at("device").at(figure).get<double>(), 0) << figure;
+  }
+  // The bf16 loops at 2^16, 2^18, ..., 2^24 floats, each loop timed.
+  const auto& loops = j.at("device").at("bf16_loops");
+  ASSERT_EQ(loops.size(), 5u);
+  for (size_t i = 0; i < loops.size(); ++i) {
+    EXPECT_EQ(loops[i].at("floats").get<int64_t>(), int64_t{1} << (16 + 2 * i));
+    for (const char* loop : {"pack", "unpack", "sum"}) {
+      EXPECT_GT(loops[i].at(loop).get<double>(), 0) << loop;
+    }
   }
   EXPECT_LE(j.at("device").at("concurrent_memory_share").get<double>(), 1);
   EXPECT_GE(j.at("device").at("barrier").get<double>(), 0);
@@ -391,10 +400,10 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
   // Every figure names its measurement.
   for (const char* source :
-       {"device.sustained_flops, device.half_rows", "device.memory_bandwidth", "device.conv_flops",
-        "host.memory_bandwidth", "host_device", "device_device", "device.concurrent_memory_share",
-        "device.fork_join, device.barrier", "device.bf16_seconds_per_float",
-        "device.dense_rates 784-256-10"}) {
+       {"device.sustained_flops, device.half_rows", "device.memory_bandwidth", "device.conv_shapes",
+        "device.conv_flops, device.conv_step_scale", "host.memory_bandwidth", "host_device",
+        "device_device", "device.concurrent_memory_share", "device.fork_join, device.barrier",
+        "device.bf16_loops", "device.dense_rates 784-256-10"}) {
     ASSERT_TRUE(j.at("sources").contains(source)) << source;
     EXPECT_THAT(j.at("sources").at(source).get<std::string>(), HasSubstr("Measured"));
   }
