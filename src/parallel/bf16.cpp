@@ -2,7 +2,9 @@
 
 // Each loop is compiled for AVX-512, AVX2 and baseline x86-64, the one for this CPU chosen
 // when the library loads (GCC's target_clones); elsewhere, the compiler's default target.
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+// Not under ThreadSanitizer: the clones' resolver runs before its runtime is ready and the
+// program crashes at load.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
 #define TANDEM_CPU_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #else
 #define TANDEM_CPU_CLONES
