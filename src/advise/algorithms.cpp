@@ -29,12 +29,12 @@ double layer_seconds(const DeviceProfile& d, const LayerCost& l, int64_t rows, b
   double seconds = d.layer_overhead + bytes / (d.memory_bandwidth * share.memory);
   if (per_row > 0) {
     if (l.kind == CostKind::conv) {
-      const ConvShapeSeconds* own = measured_conv_shape(d, l);
+      // Measured shapes count once calibrate has set their scale.
+      const ConvShapeSeconds* own =
+          d.conv_step_scale > 0 ? conv_shape_of(d.conv_shapes, l) : nullptr;
       if (own) {
-        const double per_sample =
-            backward ? own->backward_weights + (l.backward_data ? own->backward_data : 0)
-                     : own->forward;
-        seconds += r * per_sample * d.conv_step_scale / share.compute;
+        seconds +=
+            r * conv_primitive_seconds(*own, l, backward) * d.conv_step_scale / share.compute;
       } else {
         seconds +=
             r * per_row / ((d.conv_flops > 0 ? d.conv_flops : d.sustained_flops) * share.compute);

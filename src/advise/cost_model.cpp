@@ -154,12 +154,18 @@ void calibrate_to_step(HardwareProfile& hw, const std::vector<int64_t>& widths, 
                    hw.name + " (calibrated with a measured step)");
 }
 
-const ConvShapeSeconds* measured_conv_shape(const DeviceProfile& d, const LayerCost& l) {
-  if (l.kind != CostKind::conv || !(d.conv_step_scale > 0)) return nullptr;
-  for (const ConvShapeSeconds& c : d.conv_shapes) {
+const ConvShapeSeconds* conv_shape_of(const std::vector<ConvShapeSeconds>& shapes,
+                                      const LayerCost& l) {
+  if (l.kind != CostKind::conv) return nullptr;
+  for (const ConvShapeSeconds& c : shapes) {
     if (same_conv_shape(c.window, l.window)) return &c;
   }
   return nullptr;
+}
+
+double conv_primitive_seconds(const ConvShapeSeconds& m, const LayerCost& l, bool backward) {
+  if (!backward) return m.forward;
+  return m.backward_weights + (l.backward_data ? m.backward_data : 0);
 }
 
 void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t batch,
@@ -175,14 +181,12 @@ void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t
   // step = fixed + all FLOPs / conv_flops.
   const double b = static_cast<double>(batch);
   double primitives = 0, measured_flops = 0, other_flops = 0;
-  HardwareProfile probe = hw;
-  probe.device.conv_step_scale = 1;  // to find the measured shapes
   for (const LayerCost& l : model.layers) {
     if (l.kind != CostKind::conv) continue;
     const double flops = (l.forward_flops + l.backward_flops) * b;
-    if (const ConvShapeSeconds* own = measured_conv_shape(probe.device, l)) {
+    if (const ConvShapeSeconds* own = conv_shape_of(hw.device.conv_shapes, l)) {
       primitives +=
-          b * (own->forward + own->backward_weights + (l.backward_data ? own->backward_data : 0));
+          b * (conv_primitive_seconds(*own, l, false) + conv_primitive_seconds(*own, l, true));
       measured_flops += flops;
     } else {
       other_flops += flops;

@@ -48,9 +48,13 @@ struct LayerCost {
   double forward_bytes = 0, backward_bytes = 0;  // per sample, read + written (memory kind)
 };
 
-// The profile's measured primitives for this convolution's shape, when they are used
-// (conv_step_scale > 0); null otherwise.
-const ConvShapeSeconds* measured_conv_shape(const DeviceProfile& device, const LayerCost& layer);
+// The measured primitives of this convolution's shape among `shapes`; null when none (or
+// the layer is not a convolution).
+const ConvShapeSeconds* conv_shape_of(const std::vector<ConvShapeSeconds>& shapes,
+                                      const LayerCost& layer);
+// Seconds per sample of a measured shape's primitives in one pass of `layer`: forward, or
+// backward weights plus backward data where the layer computes its input gradient.
+double conv_primitive_seconds(const ConvShapeSeconds& shape, const LayerCost& layer, bool backward);
 
 struct ModelCost {
   std::vector<LayerCost> layers;  // in the order forward runs them
