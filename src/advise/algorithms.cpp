@@ -26,7 +26,8 @@ double layer_seconds(const DeviceProfile& d, const LayerCost& l, int64_t rows, b
   const double per_row = backward ? l.backward_flops : l.forward_flops;
   const double bytes = r * (backward ? l.backward_bytes : l.forward_bytes);
   if (per_row <= 0 && bytes <= 0) return 0;
-  double seconds = d.layer_overhead + bytes / (d.memory_bandwidth * share.memory);
+  const double stream = l.kind == CostKind::pool ? d.pool_scale : 1;
+  double seconds = d.layer_overhead + stream * bytes / (d.memory_bandwidth * share.memory);
   if (per_row > 0) {
     if (l.kind == CostKind::conv) {
       // Measured shapes count once calibrate has set their scale.

@@ -14,6 +14,7 @@
 #include "advise/link_sweep.h"
 #include "advise/probes.h"
 #include "advise/step_run.h"
+#include "backend/timed_backend.h"
 #include "parallel/strategy.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
@@ -367,31 +368,62 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
         "{} convolution shapes of {}: primitives timed alone, batch {}: {:.3f} ms per sample "
         "in all\n",
         measured.size(), fmt::join(convnets, ", "), plan.conv_batch, primitive_seconds * 1e3);
-    StepRun conv(zoo::by_name(plan.conv_model), plan.conv_batch, one_device);
+    // M's steps with every kernel timed: the convolutions' share of the step is measured,
+    // not the step minus a model of the rest.
+    auto kernels = std::make_shared<KernelSeconds>();
+    StrategyOptions timed = one_device;
+    timed.make_backend = [kernels](int t) {
+      return make_timed_backend(make_cpu_backend(t), kernels);
+    };
+    StepRun conv(zoo::by_name(plan.conv_model), plan.conv_batch, timed);
+    kernels->reset();  // the warm-up step is not counted
     for (int rep = 0; rep < plan.repeats; ++rep) conv.time(plan.steps, seed);
     const double step = conv.median_seconds();
+    const double timed_steps = static_cast<double>(plan.repeats) * plan.steps;
+    const double conv_seconds = (*kernels)[KernelKind::conv] / timed_steps;
+    const ModelCost conv_cost = ModelCost::of(conv.model());
     HardwareProfile hw = parse_hardware_profile(profile, plan.name);
-    calibrate_conv_to_step(hw, ModelCost::of(conv.model()), plan.conv_batch, step,
-                           "calibrate: --conv-model " + plan.conv_model);
+    calibrate_conv_to_conv_seconds(hw, conv_cost, plan.conv_batch, conv_seconds,
+                                   "calibrate: --conv-model " + plan.conv_model);
+    const double pool_seconds = (*kernels)[KernelKind::pool] / timed_steps;
+    calibrate_pool_to_pool_seconds(hw, conv_cost, plan.conv_batch, pool_seconds,
+                                   "calibrate: --conv-model " + plan.conv_model);
+    const double predicted = one_device_step_seconds(hw, conv_cost, plan.conv_batch);
     profile["device"]["conv_flops"] = hw.device.conv_flops;
     profile["device"]["conv_step_scale"] = hw.device.conv_step_scale;
+    profile["device"]["pool_scale"] = hw.device.pool_scale;
+    sources["device.pool_scale"] = fmt::format(
+        "Measured: the same steps' pooling kernels took {:.3f} ms of each, {:.2f}x their "
+        "bytes at device.memory_bandwidth",
+        pool_seconds * 1e3, hw.device.pool_scale);
     sources["device.conv_shapes"] = fmt::format(
         "Measured: the Conv2D shapes of {} ({} distinct), each one's oneDNN forward, "
         "backward-data and backward-weights primitives alone on {} at batch {}, best of {}",
         fmt::join(convnets, ", "), measured.size(), device_words, plan.conv_batch, plan.repeats);
     sources["device.conv_flops, device.conv_step_scale"] = fmt::format(
-        "Measured: {} training {} at batch {}, {}: {:.3f} ms per step; its convolutions take "
-        "conv_step_scale ({:.3f}) times their primitives' time, solved so the step leaves the "
-        "model's dense and memory-bound parts at the rates above; conv_flops: those "
-        "primitives' own rate over that scale, for shapes not measured",
-        device_words, plan.conv_model, plan.conv_batch, repeat_words, step * 1e3,
+        "Measured: {} training {} at batch {}, {}, every kernel timed: its convolutions took "
+        "{:.3f} ms of each step, conv_step_scale ({:.3f}) times their primitives' time alone; "
+        "conv_flops: those primitives' own rate over that scale, for shapes not measured",
+        device_words, plan.conv_model, plan.conv_batch, repeat_words, conv_seconds * 1e3,
         hw.device.conv_step_scale);
-    measurements["conv_steps"] = {{"model", plan.conv_model},
-                                  {"batch", plan.conv_batch},
-                                  {"step_seconds", step},
-                                  {"per_repetition", conv.seconds()}};
-    log << fmt::format("{} step, batch {}: {:.3f} ms: {:.1f} GFLOP/s convolution\n",
-                       plan.conv_model, plan.conv_batch, step * 1e3, hw.device.conv_flops / 1e9);
+    json kernel_json = json::object();
+    for (int k = 0; k < static_cast<int>(KernelKind::count); ++k) {
+      const auto kind = static_cast<KernelKind>(k);
+      kernel_json[kernel_kind_name(kind)] = (*kernels)[kind] / timed_steps;
+    }
+    measurements["conv_steps"] = {
+        {"model", plan.conv_model},      {"batch", plan.conv_batch},
+        {"step_seconds", step},          {"per_repetition", conv.seconds()},
+        {"kernel_seconds", kernel_json}, {"predicted_step_seconds", predicted}};
+    log << fmt::format(
+        "{} step, batch {}: {:.3f} ms, of which convolutions {:.3f} ms ({:.2f}x their "
+        "primitives alone, {:.1f} GFLOP/s); the profile predicts the step at {:.3f} ms "
+        "({:+.0f}%)\n",
+        plan.conv_model, plan.conv_batch, step * 1e3, conv_seconds * 1e3, hw.device.conv_step_scale,
+        hw.device.conv_flops / 1e9, predicted * 1e3, (predicted / step - 1) * 100);
+    log << fmt::format("{} pooling: {:.3f} ms per step, {:.2f}x its bytes at {:.1f} GB/s\n",
+                       plan.conv_model, pool_seconds * 1e3, hw.device.pool_scale,
+                       hw.device.memory_bandwidth / 1e9);
   }
   // 5. More dense models: each one's own rate curve, for predictions of that model.
   for (const auto& widths : plan.other_widths) {

@@ -168,17 +168,16 @@ double conv_primitive_seconds(const ConvShapeSeconds& m, const LayerCost& l, boo
   return m.backward_weights + (l.backward_data ? m.backward_data : 0);
 }
 
-void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t batch,
-                            double step_seconds, const std::string& where) {
+void calibrate_conv_to_conv_seconds(HardwareProfile& hw, const ModelCost& model, int64_t batch,
+                                    double conv_seconds, const std::string& where) {
   if (!model.has_conv()) throw ConfigError(where + ": the calibration model has no Conv2D");
-  if (batch <= 0 || !(step_seconds > 0)) {
-    throw ConfigError(where + ": calibration batch and step seconds must be > 0");
+  if (batch <= 0 || !(conv_seconds > 0)) {
+    throw ConfigError(where + ": calibration batch and convolution seconds must be > 0");
   }
-  // The step is fixed costs plus convolution time. Convolutions of a measured shape take
-  // scale x their primitives' seconds (P in all), the others their FLOPs (U) at conv_flops;
-  // conv_flops is tied to the scale as the measured layers' own rate (their FLOPs / P) over
-  // it, so step = fixed + scale x (P + U / rate) solves for both. Without measured shapes:
-  // step = fixed + all FLOPs / conv_flops.
+  // Convolutions of a measured shape take scale x their primitives' seconds (P in all), the
+  // others their FLOPs (U) at conv_flops; conv_flops is tied to the scale as the measured
+  // layers' own rate (their FLOPs / P) over it, so conv_seconds = scale x (P + U / rate)
+  // solves for both. Without measured shapes: conv_seconds = all FLOPs / conv_flops.
   const double b = static_cast<double>(batch);
   double primitives = 0, measured_flops = 0, other_flops = 0;
   for (const LayerCost& l : model.layers) {
@@ -192,6 +191,23 @@ void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t
       other_flops += flops;
     }
   }
+  if (primitives > 0) {
+    const double rate = measured_flops / primitives;
+    const double scale = conv_seconds / (primitives + other_flops / rate);
+    hw.device.conv_step_scale = scale;
+    hw.device.conv_flops = rate / scale;
+  } else {
+    hw.device.conv_flops = other_flops / conv_seconds;
+  }
+}
+
+void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t batch,
+                            double step_seconds, const std::string& where) {
+  if (!model.has_conv()) throw ConfigError(where + ": the calibration model has no Conv2D");
+  if (batch <= 0 || !(step_seconds > 0)) {
+    throw ConfigError(where + ": calibration batch and step seconds must be > 0");
+  }
+  // The step is fixed costs plus convolution time.
   Scenario s;
   s.model = model;
   s.batch = batch;
@@ -204,14 +220,31 @@ void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t
                       " s is below the model's other costs on this profile (" +
                       std::to_string(fixed) + " s)");
   }
-  if (primitives > 0) {
-    const double rate = measured_flops / primitives;
-    const double scale = (step_seconds - fixed) / (primitives + other_flops / rate);
-    hw.device.conv_step_scale = scale;
-    hw.device.conv_flops = rate / scale;
-  } else {
-    hw.device.conv_flops = other_flops / (step_seconds - fixed);
+  calibrate_conv_to_conv_seconds(hw, model, batch, step_seconds - fixed, where);
+}
+
+void calibrate_pool_to_pool_seconds(HardwareProfile& hw, const ModelCost& model, int64_t batch,
+                                    double pool_seconds, const std::string& where) {
+  // pool_seconds = each pooling pass's layer_overhead + pool_scale x its bytes / bandwidth.
+  double bytes = 0, overhead = 0;
+  for (const LayerCost& l : model.layers) {
+    if (l.kind != CostKind::pool) continue;
+    bytes += static_cast<double>(batch) * (l.forward_bytes + l.backward_bytes);
+    overhead += 2 * hw.device.layer_overhead;
   }
+  if (bytes <= 0) return;
+  if (!(pool_seconds > overhead) || !(hw.device.memory_bandwidth > 0)) {
+    throw ConfigError(where + ": the pooling layers' seconds (" + std::to_string(pool_seconds) +
+                      ") must exceed their layer overheads and the memory bandwidth be > 0");
+  }
+  hw.device.pool_scale = (pool_seconds - overhead) / (bytes / hw.device.memory_bandwidth);
+}
+
+double one_device_step_seconds(const HardwareProfile& hw, const ModelCost& model, int64_t batch) {
+  Scenario s;
+  s.model = model;
+  s.batch = batch;
+  return one_device(hw, s).step_seconds;
 }
 
 Prediction predict(const HardwareProfile& hw, const Scenario& s) {

@@ -33,7 +33,9 @@ namespace tandem::detail {
 
 // What one layer costs per sample. GEMM layers' element-wise work (bias, activation and its
 // gradient) is inside their calibrated FLOP rate; other layers only move bytes.
-enum class CostKind { dense, conv, memory };
+// memory: a layer that streams bytes; pool: one of those on the backend's pooling kernels
+// (MaxPooling2D, AveragePooling2D, GlobalAveragePooling2D), whose speed calibrate measures.
+enum class CostKind { dense, conv, pool, memory };
 
 struct LayerCost {
   std::string name;  // the layer's, for explanations
@@ -128,6 +130,19 @@ void calibrate_to_step(HardwareProfile& hardware, const std::vector<int64_t>& wi
 // `batch` in step_seconds (its dense and memory-bound parts at the profile's rates).
 void calibrate_conv_to_step(HardwareProfile& hardware, const ModelCost& model, int64_t batch,
                             double step_seconds, const std::string& where);
+// The same from the seconds one step of `model` at `batch` spent in its convolutions,
+// measured inside the step (calibrate times the backend's kernels): a measured shape then
+// costs conv_step_scale x its primitives' seconds alone, and the rest of the step is left to
+// the profile's other figures (not solved from it). Without measured shapes: conv_flops.
+void calibrate_conv_to_conv_seconds(HardwareProfile& hardware, const ModelCost& model,
+                                    int64_t batch, double conv_seconds, const std::string& where);
+// Solves device.pool_scale from the seconds one step of `model` at `batch` spent in its
+// pooling kernels, measured inside the step. A model without pooling layers: unchanged.
+void calibrate_pool_to_pool_seconds(HardwareProfile& hardware, const ModelCost& model,
+                                    int64_t batch, double pool_seconds, const std::string& where);
+// One device's predicted step of `model` at `batch`.
+double one_device_step_seconds(const HardwareProfile& hardware, const ModelCost& model,
+                               int64_t batch);
 
 // ConfigError for a batch smaller than the devices, an unknown strategy or an empty
 // model. More devices than the profile has are predicted as if the system had that many

@@ -222,6 +222,7 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
     }
   }
   p.device.conv_step_scale = non_negative(dj, "conv_step_scale", d, 0);
+  p.device.pool_scale = dj.contains("pool_scale") ? positive(dj, "pool_scale", d) : 1.0;
   if (p.device.conv_step_scale > 0 && p.device.conv_shapes.empty()) {
     throw ConfigError(d +
                       ": 'conv_step_scale' scales the measured conv_shapes, and there are none");

@@ -50,14 +50,17 @@ struct DeviceProfile {
   // rate at small batches); 0: sustained_flops.
   double conv_flops = 0;
   // Convolutions of a measured shape take their primitives' measured time times
-  // conv_step_scale (what a training step adds around them: layout reorders, the fused
-  // activation's gradient), both from calibrate; other convolutions run at conv_flops.
-  // conv_step_scale 0: the shapes are not used.
+  // conv_step_scale (their time inside a training step over their time alone: caches
+  // other layers left, the weights' reorders), both from calibrate; other convolutions run
+  // at conv_flops. conv_step_scale 0: the shapes are not used.
   std::vector<ConvShapeSeconds> conv_shapes;
   double conv_step_scale = 0;
   double memory_bandwidth = 0;  // bytes/s: the optimizer update, memory-bound layers
-  double layer_overhead = 0;    // seconds per layer and pass (kernel launches)
-  double step_overhead = 0;     // seconds per step (the framework's own work)
+  // Pooling layers (the backend's pooling kernels) take their bytes at memory_bandwidth
+  // times this: their time inside calibrate's convnet step over that (1: not measured).
+  double pool_scale = 1;
+  double layer_overhead = 0;  // seconds per layer and pass (kernel launches)
+  double step_overhead = 0;   // seconds per step (the framework's own work)
   // Communication takes the device's own cores (CPU devices, MPI ranks of one core), so it
   // cannot overlap compute.
   bool comm_uses_compute = false;

@@ -92,7 +92,7 @@ ModelCost ModelCost::of(const Model& model) {
       l.backward_bytes = 4.0 * 2 * k * out;
     } else if (const auto it = memory_layers().find(type); it != memory_layers().end()) {
       const Passes& p = it->second;
-      l.kind = CostKind::memory;
+      l.kind = type.find("Pooling2D") != std::string::npos ? CostKind::pool : CostKind::memory;
       l.forward_bytes = 4.0 * (p.forward_in * static_cast<double>(in) + p.forward_out * out);
       l.backward_bytes = 4.0 * (p.backward_in * static_cast<double>(in) + p.backward_out * out);
     } else {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -133,8 +134,8 @@ class Backend {
 // oneDNN-backed CPU backend using `threads` OpenMP threads (<= 0: all available).
 std::unique_ptr<Backend> make_cpu_backend(int threads);
 
-// Makes a device's backend from its thread count; strategies take one, so tests and later
-// devices (CUDA) can supply their own.
-using BackendFactory = std::unique_ptr<Backend> (*)(int threads);
+// Makes a device's backend from its thread count; strategies take one, so tests, later
+// devices (CUDA) and calibrate's kernel timing (make_timed_backend) can supply their own.
+using BackendFactory = std::function<std::unique_ptr<Backend>(int threads)>;
 
 }  // namespace tandem

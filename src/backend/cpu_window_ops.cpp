@@ -5,6 +5,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "backend/cpu_max_pool.h"
 #include "backend/dnnl_util.h"
 #include "core/aligned_buffer.h"
 #include "tandem/error.h"
@@ -345,6 +346,10 @@ void CpuWindowOps::pool2d_forward(PoolKind kind, const Window2d& w, const float*
                                   void* workspace) {
   if (w.output_size() == 0) return;
   const bool training = workspace != nullptr;
+  if (training && kind == PoolKind::max && hand_max_pool(w)) {
+    max_pool_train_forward(w, x, y, static_cast<int32_t*>(workspace), threads_);
+    return;
+  }
   Plan& p = plan(make_key(training ? Op::pool_train : Op::pool_infer, static_cast<int64_t>(kind),
                           false, false, w),
                  w);
@@ -358,6 +363,14 @@ void CpuWindowOps::pool2d_forward(PoolKind kind, const Window2d& w, const float*
 void CpuWindowOps::pool2d_backward(PoolKind kind, const Window2d& w, const float* dy,
                                    const void* workspace, float* dx, bool accumulate) {
   if (w.input_size() == 0) return;
+  if (kind == PoolKind::max && hand_max_pool(w)) {
+    if (!workspace) {
+      throw BackendError("pool2d_backward: max pooling " + describe(w) +
+                         " needs the workspace its training forward wrote");
+    }
+    max_pool_backward(w, dy, static_cast<const int32_t*>(workspace), dx, accumulate, threads_);
+    return;
+  }
   Plan& p = plan(make_key(Op::pool_backward, static_cast<int64_t>(kind), false, accumulate, w), w);
   if (p.workspace_bytes > 0 && !workspace) {
     throw BackendError("pool2d_backward: max pooling " + describe(w) +

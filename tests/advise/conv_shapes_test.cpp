@@ -1,8 +1,11 @@
 // Convolutions at their own shapes' measured speed (device.conv_shapes): a model's Conv2D
 // layers carry their windows; a calibration step solves what a step adds around the
 // primitives (conv_step_scale) and ties conv_flops to it, so the calibration model's
-// step is reproduced and a shape not measured runs at conv_flops.
+// step is reproduced and a shape not measured runs at conv_flops. calibrate itself solves
+// them from the seconds a step spent in its convolutions, timed inside the step.
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "advise/cost_model.h"
 #include "tandem/zoo.h"
@@ -99,6 +102,66 @@ TEST(ConvShapes, CalibrationReproducesItsStepAndSlowShapesCostMore) {
     return same_conv_shape(m.window, first->window);
   });
   EXPECT_NEAR(predict_all(unmeasured, other, {1})[0].step_seconds, one_rate, 1e-9);
+}
+
+// From the convolutions' own seconds in a step (what calibrate times): the scale is those
+// seconds over the primitives', the convolutions' part of the prediction is exactly those
+// seconds, and the rest of the step is left to the other figures (not absorbed).
+TEST(ConvShapes, CalibrationFromTheConvolutionsTimeInTheStep) {
+  const ModelCost google = ModelCost::of(zoo::minigooglenet());
+  HardwareProfile shaped = cpu_profile();
+  measure(shaped, google, 0.01);
+  const double primitives = 64 * 0.01e-9 * [&] {
+    double flops = 0;
+    for (const LayerCost* l : convs(google)) flops += l->forward_flops + l->backward_flops;
+    return flops;
+  }();
+  calibrate_conv_to_conv_seconds(shaped, google, 64, 1.5 * primitives, "test");
+  EXPECT_NEAR(shaped.device.conv_step_scale, 1.5, 1e-9);
+  EXPECT_NEAR(shaped.device.conv_flops, 100e9 / 1.5, 1e-3 * 100e9);
+  HardwareProfile free_convs = shaped;
+  free_convs.device.conv_step_scale = 0;
+  free_convs.device.conv_flops = std::numeric_limits<double>::infinity();
+  EXPECT_NEAR(
+      one_device_step_seconds(shaped, google, 64) - one_device_step_seconds(free_convs, google, 64),
+      1.5 * primitives, 1e-9);
+  // Without shapes, one rate: the convolutions' FLOPs over their seconds.
+  HardwareProfile plain = cpu_profile();
+  calibrate_conv_to_conv_seconds(plain, google, 64, 2 * primitives, "test");
+  EXPECT_EQ(plain.device.conv_step_scale, 0);
+  EXPECT_NEAR(plain.device.conv_flops, 100e9 / 2, 1e-3 * 100e9);
+  // Nothing to solve from: a model without Conv2D, or no time in them.
+  EXPECT_THROW(calibrate_conv_to_conv_seconds(plain, ModelCost::dense({784, 10}), 64, 1, "t"),
+               ConfigError);
+  EXPECT_THROW(calibrate_conv_to_conv_seconds(plain, google, 64, 0, "t"), ConfigError);
+}
+
+// Pooling layers stream their bytes at memory_bandwidth times pool_scale, solved from the
+// seconds a step spent in its pooling kernels; other memory-bound layers are unaffected.
+TEST(ConvShapes, PoolingAtItsMeasuredScale) {
+  const ModelCost mnist = ModelCost::of(zoo::mnist_convnet());
+  double pool_bytes = 0;
+  int pools = 0;
+  for (const LayerCost& l : mnist.layers) {
+    if (l.kind == CostKind::pool) pool_bytes += 64 * (l.forward_bytes + l.backward_bytes), ++pools;
+    if (l.name.find("dropout") != std::string::npos) EXPECT_EQ(l.kind, CostKind::memory);
+  }
+  ASSERT_EQ(pools, 2);  // the two MaxPooling2D
+  HardwareProfile hw = cpu_profile();
+  const double before = one_device_step_seconds(hw, mnist, 64);
+  calibrate_pool_to_pool_seconds(hw, mnist, 64, 3 * pool_bytes / 20e9, "test");
+  EXPECT_NEAR(hw.device.pool_scale, 3, 1e-9);
+  EXPECT_NEAR(one_device_step_seconds(hw, mnist, 64) - before, 2 * pool_bytes / 20e9, 1e-12);
+  // With a layer overhead, it is taken out of the measured seconds first.
+  HardwareProfile overhead = cpu_profile();
+  overhead.device.layer_overhead = 1e-6;
+  calibrate_pool_to_pool_seconds(overhead, mnist, 64, 4e-6 + 3 * pool_bytes / 20e9, "test");
+  EXPECT_NEAR(overhead.device.pool_scale, 3, 1e-9);
+  // A model without pooling leaves the scale; no time in the pooling kernels is refused.
+  HardwareProfile dense = cpu_profile();
+  calibrate_pool_to_pool_seconds(dense, ModelCost::dense({784, 10}), 64, 1, "test");
+  EXPECT_EQ(dense.device.pool_scale, 1);
+  EXPECT_THROW(calibrate_pool_to_pool_seconds(dense, mnist, 64, 0, "test"), ConfigError);
 }
 
 }  // namespace

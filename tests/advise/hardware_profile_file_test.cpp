@@ -121,12 +121,17 @@ TEST(HardwareProfileFile, ConvShapesAreReadAndChecked) {
   shape.forward = 1e-4, shape.backward_data = 2e-4, shape.backward_weights = 3e-4;
   j["device"]["conv_shapes"] = {conv_shape_to_json(shape)};
   j["device"]["conv_step_scale"] = 1.2;
+  j["device"]["pool_scale"] = 2.5;
   const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
   ASSERT_EQ(hw.device.conv_shapes.size(), 1u);
   EXPECT_TRUE(same_conv_shape(hw.device.conv_shapes[0].window, shape.window));
   EXPECT_EQ(hw.device.conv_shapes[0].batch, 64);
   EXPECT_DOUBLE_EQ(hw.device.conv_shapes[0].backward_weights, 3e-4);
   EXPECT_DOUBLE_EQ(hw.device.conv_step_scale, 1.2);
+  EXPECT_DOUBLE_EQ(hw.device.pool_scale, 2.5);
+  EXPECT_DOUBLE_EQ(load_hardware_profile(write_profile(dir, shipped_profile("this-machine-cpu")))
+                       .device.pool_scale,
+                   1);  // not measured
   const std::vector<std::pair<std::function<void(json&)>, std::string>> broken = {
       {[](json& d) { d["conv_shapes"] = "x"; }, "conv_shapes must be an array"},
       {[](json& d) {
@@ -144,6 +149,8 @@ TEST(HardwareProfileFile, ConvShapesAreReadAndChecked) {
       {[](json& d) { d["conv_shapes"][0].erase("batch"); }, "batch"},
       {[](json& d) { d["conv_shapes"][0]["forward"] = 0; }, "forward"},
       {[](json& d) { d.erase("conv_shapes"); }, "conv_step_scale"},
+      {[](json& d) { d["pool_scale"] = 0; }, "'pool_scale'"},
+      {[](json& d) { d["pool_scale"] = "fast"; }, "'pool_scale'"},
   };
   for (const auto& [edit, message] : broken) {
     json bad = j;

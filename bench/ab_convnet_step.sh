@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Two tandem binaries on one convnet's training step, interleaved: the second epoch's
+# seconds per step (--metrics-json) on one device of one thread, ROUNDS rounds, then each
+# batch's median, range and old/new ratio.
+#   bench/ab_convnet_step.sh OLD_TANDEM NEW_TANDEM [MODEL] [ROUNDS] [BATCHES...]
+set -euo pipefail
+old="$1" new="$2" model="${3:-mnist-convnet}" rounds="${4:-5}"
+shift $(($# < 4 ? $# : 4))
+batches=("${@:-64 128}")
+read -ra batches <<<"${batches[*]}"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+for ((round = 1; round <= rounds; ++round)); do
+  for b in "${batches[@]}"; do
+    for which in old new; do
+      "${!which}" train --model "$model" --dataset synthetic --epochs 2 --optimizer sgd \
+        --batch-size "$b" --devices 1 --threads-per-device 1 --metrics-json "$tmp/m.json" \
+        >/dev/null
+      python3 - "$tmp/m.json" "$which" "$b" >>"$tmp/times.txt" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+steps = j["train_steps"] // len(j["epochs"])
+print(sys.argv[2], sys.argv[3], j["epochs"][-1]["seconds"] / steps * 1e3)
+PY
+    done
+  done
+done
+python3 - "$tmp/times.txt" "$model" <<'PY'
+import collections, statistics, sys
+t = collections.defaultdict(list)
+for line in open(sys.argv[1]):
+    which, batch, ms = line.split()
+    t[(which, int(batch))].append(float(ms))
+print(f"{sys.argv[2]}, 1 device x 1 thread, ms per step: median (min-max) of {len(t[next(iter(t))])}")
+for b in sorted({b for _, b in t}):
+    o, n = t[("old", b)], t[("new", b)]
+    mo, mn = statistics.median(o), statistics.median(n)
+    print(f"batch {b}: old {mo:.2f} ({min(o):.2f}-{max(o):.2f})  new {mn:.2f} "
+          f"({min(n):.2f}-{max(n):.2f})  old/new {mo / mn:.2f}")
+PY
