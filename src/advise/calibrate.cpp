@@ -342,8 +342,9 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
 
   if (ranks) add_rank_link(link, bf16, profile, sources, measurements, log);
   // 4. The convolution rate: every built-in convnet's convolution shapes, their primitives
-  // timed alone on one device; then 1-device steps of one convnet, which set what a step
-  // adds around them (conv_step_scale) and the rate of shapes not measured (conv_flops).
+  // timed alone on one device; then 1-device steps of one convnet with every kernel timed,
+  // which set the convolutions' speed inside a step against alone (conv_step_scale), the
+  // rate of shapes not measured (conv_flops) and the pooling kernels' speed (pool_scale).
   if (!plan.conv_model.empty()) {
     std::vector<Window2d> shapes;
     std::vector<std::string> convnets;
@@ -391,11 +392,14 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
     const double predicted = one_device_step_seconds(hw, conv_cost, plan.conv_batch);
     profile["device"]["conv_flops"] = hw.device.conv_flops;
     profile["device"]["conv_step_scale"] = hw.device.conv_step_scale;
-    profile["device"]["pool_scale"] = hw.device.pool_scale;
-    sources["device.pool_scale"] = fmt::format(
-        "Measured: the same steps' pooling kernels took {:.3f} ms of each, {:.2f}x their "
-        "bytes at device.memory_bandwidth",
-        pool_seconds * 1e3, hw.device.pool_scale);
+    const bool pools = kernels->calls[static_cast<size_t>(KernelKind::pool)] > 0;
+    if (pools) {
+      profile["device"]["pool_scale"] = hw.device.pool_scale;
+      sources["device.pool_scale"] = fmt::format(
+          "Measured: the same steps' pooling kernels took {:.3f} ms of each, {:.2f}x their "
+          "bytes at device.memory_bandwidth",
+          pool_seconds * 1e3, hw.device.pool_scale);
+    }
     sources["device.conv_shapes"] = fmt::format(
         "Measured: the Conv2D shapes of {} ({} distinct), each one's oneDNN forward, "
         "backward-data and backward-weights primitives alone on {} at batch {}, best of {}",
@@ -421,9 +425,11 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
         "({:+.0f}%)\n",
         plan.conv_model, plan.conv_batch, step * 1e3, conv_seconds * 1e3, hw.device.conv_step_scale,
         hw.device.conv_flops / 1e9, predicted * 1e3, (predicted / step - 1) * 100);
-    log << fmt::format("{} pooling: {:.3f} ms per step, {:.2f}x its bytes at {:.1f} GB/s\n",
-                       plan.conv_model, pool_seconds * 1e3, hw.device.pool_scale,
-                       hw.device.memory_bandwidth / 1e9);
+    if (pools) {
+      log << fmt::format("{} pooling: {:.3f} ms per step, {:.2f}x its bytes at {:.1f} GB/s\n",
+                         plan.conv_model, pool_seconds * 1e3, hw.device.pool_scale,
+                         hw.device.memory_bandwidth / 1e9);
+    }
   }
   // 5. More dense models: each one's own rate curve, for predictions of that model.
   for (const auto& widths : plan.other_widths) {
