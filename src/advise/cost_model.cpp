@@ -208,13 +208,10 @@ void calibrate_conv_to_step(HardwareProfile& hw, const ModelCost& model, int64_t
     throw ConfigError(where + ": calibration batch and step seconds must be > 0");
   }
   // The step is fixed costs plus convolution time.
-  Scenario s;
-  s.model = model;
-  s.batch = batch;
   HardwareProfile no_conv = hw;  // every convolution free: what is left is fixed
   no_conv.device.conv_step_scale = 0;
   no_conv.device.conv_flops = std::numeric_limits<double>::infinity();
-  const double fixed = one_device(no_conv, s).step_seconds;
+  const double fixed = one_device_step_seconds(no_conv, model, batch);
   if (!(step_seconds > fixed)) {
     throw ConfigError(where + ": calibration step of " + std::to_string(step_seconds) +
                       " s is below the model's other costs on this profile (" +

@@ -363,19 +363,15 @@ void CpuWindowOps::pool2d_forward(PoolKind kind, const Window2d& w, const float*
 void CpuWindowOps::pool2d_backward(PoolKind kind, const Window2d& w, const float* dy,
                                    const void* workspace, float* dx, bool accumulate) {
   if (w.input_size() == 0) return;
+  if (kind == PoolKind::max && !workspace) {
+    throw BackendError("pool2d_backward: max pooling " + describe(w) +
+                       " needs the workspace its training forward wrote");
+  }
   if (kind == PoolKind::max && hand_max_pool(w)) {
-    if (!workspace) {
-      throw BackendError("pool2d_backward: max pooling " + describe(w) +
-                         " needs the workspace its training forward wrote");
-    }
     max_pool_backward(w, dy, static_cast<const int32_t*>(workspace), dx, accumulate, threads_);
     return;
   }
   Plan& p = plan(make_key(Op::pool_backward, static_cast<int64_t>(kind), false, accumulate, w), w);
-  if (p.workspace_bytes > 0 && !workspace) {
-    throw BackendError("pool2d_backward: max pooling " + describe(w) +
-                       " needs the workspace its training forward wrote");
-  }
   omp_set_num_threads(threads_);
   p.dst.set_data_handle(const_cast<float*>(dy));
   p.src.set_data_handle(accumulate ? p.temp.data() : dx);
