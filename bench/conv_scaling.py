@@ -19,14 +19,16 @@ it; a noisy run is retried once, then kept and flagged. Reported per model and b
 median of each configuration over the rounds, the ratios of the medians (2x1 / 1x1 and
 2x1 / 1x2), and the per-round ratios' min-max.
 
---validate PROFILE: the profile (profiles/PROFILE.json, or a path: one from `tandem calibrate`
-has each convolution shape's primitives timed alone) gets a convolution calibration from
-one measurement only: the first model's 1x1 median step at the largest batch (written to
---profile-out with its source). `tandem advise --model M --hardware <that profile>
+--validate PROFILE: the profile (profiles/PROFILE.json, or a path). One from `tandem calibrate
+--conv-model M` (each convolution shape's primitives timed alone, and M's 1-device steps with
+every kernel timed: conv_step_scale, pool_scale) is used as it is; any other gets a
+convolution calibration from one measurement only: the first model's 1x1 median step at the
+largest batch (written to --profile-out with its source). `tandem advise --model M --hardware <that profile>
 --strategy mirrored --optimizer sgd` then predicts, for every model and batch, the 1-device
 step, the 2-device step and the speedup (and, with two batches B < 2B measured, the
 per-device-batch speedup: 2 devices at 2B against 1 at B, the blog post's rule), printed
-beside the measurements with the error. Every cell but the calibration one is held out.
+beside the measurements with the error. Every cell but the calibrating model's 1-device step
+at the calibrating batch is held out.
 --check exits 1 when a speedup is off by more than 15% or a step time by more than 20%.
 1 device x 2 cores is measured, not predicted: a profile's device is one core.
 """
@@ -109,23 +111,37 @@ def profile_path(name):
 
 
 def validate(a, result, models, batches):
-    """Calibrates a profile from one 1-device measurement, predicts the rest, compares."""
+    """Predicts every measured configuration from a profile calibrated on one device only and
+    compares. A profile from `tandem calibrate --conv-model M` (its convolutions and pooling
+    timed inside M's 1-device steps) is used as it is; any other gets a convolution
+    calibration from one 1-device measurement of this run, the first model's at the largest
+    batch."""
     with open(profile_path(a.validate)) as f:
         profile = json.load(f)
-    cal_model, cal_batch = models[0], max(batches)
-    cal = result["models"][cal_model][str(cal_batch)]
-    step = cal["median_step_seconds"]["1x1"]
-    profile["device"]["conv_calibration"] = {"model": cal_model, "batch": cal_batch,
-                                             "step_seconds": step}
-    profile.setdefault("sources", {})["device.conv_calibration"] = (
-        f"Measured: {cal_model} at batch {cal_batch} on 1 device of 1 core, median step "
-        f"{step * 1e3:.1f} ms over {a.rounds} rounds (per-round "
-        f"{min(cal['per_round_step_seconds']['1x1']) * 1e3:.1f}-"
-        f"{max(cal['per_round_step_seconds']['1x1']) * 1e3:.1f} ms), {result['cpu']}: "
-        f"{result['command']}")
-    path = a.profile_out or os.path.join(
-        tempfile.mkdtemp(), os.path.basename(a.validate).removesuffix(".json") + "-conv.json")
-    write_json_atomically(path, profile)
+    steps = profile.get("measurements", {}).get("conv_steps")
+    if profile["device"].get("conv_step_scale") and steps:
+        cal_model, cal_batch, step = steps["model"], steps["batch"], steps["step_seconds"]
+        how = (f"calibrated by tandem calibrate from {cal_model}'s 1-device steps at batch "
+               f"{cal_batch}, every kernel timed")
+        path = profile_path(a.validate)
+        if a.profile_out:
+            write_json_atomically(a.profile_out, profile)
+    else:
+        cal_model, cal_batch = models[0], max(batches)
+        cal = result["models"][cal_model][str(cal_batch)]
+        step = cal["median_step_seconds"]["1x1"]
+        how = f"calibrated with {cal_model} 1x1 at batch {cal_batch} only"
+        profile["device"]["conv_calibration"] = {"model": cal_model, "batch": cal_batch,
+                                                 "step_seconds": step}
+        profile.setdefault("sources", {})["device.conv_calibration"] = (
+            f"Measured: {cal_model} at batch {cal_batch} on 1 device of 1 core, median step "
+            f"{step * 1e3:.1f} ms over {a.rounds} rounds (per-round "
+            f"{min(cal['per_round_step_seconds']['1x1']) * 1e3:.1f}-"
+            f"{max(cal['per_round_step_seconds']['1x1']) * 1e3:.1f} ms), {result['cpu']}: "
+            f"{result['command']}")
+        path = a.profile_out or os.path.join(
+            tempfile.mkdtemp(), os.path.basename(a.validate).removesuffix(".json") + "-conv.json")
+        write_json_atomically(path, profile)
     cells, misses = [], []
 
     def cell(model, what, batch, predicted, measured, tolerance, spread):
@@ -158,10 +174,9 @@ def validate(a, result, models, batches):
                 cell(model, f"speedup {batch}/device", batch, per_device, measured, 0.15, None)
     result["validation"] = {"profile": a.validate, "calibrated_profile": profile,
                             "calibration": {"model": cal_model, "batch": cal_batch,
-                                            "step_seconds": step},
+                                            "step_seconds": step, "how": how},
                             "cells": cells, "misses": len(misses)}
-    print(f"\nPredictions ({a.validate}, calibrated with {cal_model} 1x1 at batch {cal_batch} "
-          f"only; profile {path})")
+    print(f"\nPredictions ({a.validate}, {how}; profile {path})")
     print(f"{'model':<14} {'batch':>5} {'what':<22} {'predicted':>10} {'measured':>10} "
           f"{'error':>7}")
     for c in cells:

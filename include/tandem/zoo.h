@@ -29,5 +29,8 @@ Model small_resnet(const Shape& input = {32, 32, 3}, int64_t classes = 10);
 // shape (empty: the model's default). Unknown name: ConfigError listing the names.
 Model by_name(const std::string& name, const Shape& input = {}, int64_t classes = 10);
 std::vector<std::string> names();
+bool is_name(const std::string& name);
+// A built-in model by name, or else a saved model file (Model::load: .tandem or .keras).
+Model by_name_or_file(const std::string& name_or_path);
 
 }  // namespace tandem::zoo

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <tuple>
@@ -182,18 +183,19 @@ void check_plan(const CalibrationPlan& p) {
   if (!p.conv_model.empty() && p.conv_batch < 1) {
     throw ConfigError("calibrate: --conv-batch must be >= 1");
   }
-  if (!p.conv_model.empty()) {
+  if (p.conv_model.empty()) return;
+  std::error_code error;
+  if (!zoo::is_name(p.conv_model) && !std::filesystem::exists(p.conv_model, error)) {
     std::string known;
-    bool found = false;
     for (const std::string& name : zoo::names()) {
-      if (name == "seed-mlp") continue;  // no convolution in it
-      known += (known.empty() ? "" : ", ") + name;
-      found = found || name == p.conv_model;
+      if (name != "seed-mlp") known += (known.empty() ? "" : ", ") + name;  // no convolution
     }
-    if (!found) {
-      throw ConfigError("calibrate: --conv-model '" + p.conv_model +
-                        "' is not a built-in convnet (known: " + known + ")");
-    }
+    throw ConfigError("calibrate: --conv-model '" + p.conv_model +
+                      "' is not a built-in convnet (known: " + known + ") nor a model file");
+  }
+  if (!ModelCost::of(zoo::by_name_or_file(p.conv_model)).has_conv()) {
+    throw ConfigError("calibrate: --conv-model '" + p.conv_model +
+                      "' has no Conv2D layer (a convnet sets the convolution rate)");
   }
 }
 
@@ -348,8 +350,12 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   if (!plan.conv_model.empty()) {
     std::vector<Window2d> shapes;
     std::vector<std::string> convnets;
-    for (const std::string& name : zoo::names()) {
-      const ModelCost cost = ModelCost::of(zoo::by_name(name));
+    std::vector<std::string> names = zoo::names();
+    // A saved model's shapes too: advise --model FILE then predicts them from their own
+    // primitives' times, not from the rate of other shapes.
+    if (!zoo::is_name(plan.conv_model)) names.push_back(plan.conv_model);
+    for (const std::string& name : names) {
+      const ModelCost cost = ModelCost::of(zoo::by_name_or_file(name));
       if (!cost.has_conv()) continue;
       convnets.push_back(name);
       for (const LayerCost& l : cost.layers) {
@@ -376,7 +382,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
     timed.make_backend = [kernels](int t) {
       return make_timed_backend(make_cpu_backend(t), kernels);
     };
-    StepRun conv(zoo::by_name(plan.conv_model), plan.conv_batch, timed);
+    StepRun conv(zoo::by_name_or_file(plan.conv_model), plan.conv_batch, timed);
     kernels->reset();  // the warm-up step is not counted
     for (int rep = 0; rep < plan.repeats; ++rep) conv.time(plan.steps, seed);
     const double step = conv.median_seconds();

@@ -28,7 +28,8 @@ struct CalibrationPlan {
   std::vector<int64_t> widths;  // the dense model: input, hidden..., output
   // More dense models, each measured the same way for its own rate curve (dense_rates).
   std::vector<std::vector<int64_t>> other_widths;
-  std::string conv_model;  // a built-in convnet (tandem/zoo.h) for the conv rate, or ""
+  // A built-in convnet (tandem/zoo.h) or a saved model file for the conv rate, or "".
+  std::string conv_model;
   int64_t conv_batch = 64;
   int threads_per_device = 1;
   int max_devices = 1;

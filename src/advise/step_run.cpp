@@ -27,9 +27,10 @@ double median_of(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-StepRun::StepRun(Model model, int64_t rows, const StrategyOptions& options)
+StepRun::StepRun(Model model, int64_t rows, const StrategyOptions& options,
+                 const std::string& optimizer)
     : rows_(rows), model_(std::move(model)) {
-  model_.compile(RMSprop(), "categorical_crossentropy");
+  model_.compile(optimizer, "categorical_crossentropy");
   run_ = make_strategy(model_.state(), options);
   run_->prepare(rows_);
   Shape in = model_.input_shape(), out = model_.output_shape();

@@ -23,9 +23,10 @@ double median_of(std::vector<double> values);
 
 class StepRun {
  public:
-  // Compiles `model` with RMSprop and builds the strategy for batches of `rows`, then runs
-  // one warm-up step (oneDNN primitives, buffers) outside the timings.
-  StepRun(Model model, int64_t rows, const StrategyOptions& options);
+  // Compiles `model` with `optimizer` (a Keras name) and builds the strategy for batches of
+  // `rows`, then runs one warm-up step (oneDNN primitives, buffers) outside the timings.
+  StepRun(Model model, int64_t rows, const StrategyOptions& options,
+          const std::string& optimizer = "rmsprop");
 
   // Times `steps` steps; appends their mean to seconds().
   void time(int steps, uint64_t& seed);

@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tandem/error.h"
@@ -66,6 +67,9 @@ std::vector<ValidationRow> recompute_validation(const nlohmann::json& run,
       row.predicted_speedup = p.speedup;
       row.measured_seconds = r.at("measured_seconds").get<double>();
       row.measured_speedup = r.at("measured_speedup").get<double>();
+      if (r.contains("per_repetition")) {
+        row.measured_repetitions = r.at("per_repetition").get<std::vector<double>>();
+      }
       rows.push_back(row);
     }
   } catch (const nlohmann::json::exception& e) {
@@ -115,6 +119,96 @@ std::string validation_table(const std::vector<ValidationRow>& rows, const Toler
     out += r.devices > 1 ? fmt::format("{:>+6.1f}%", 100 * r.speedup_error())
                          : fmt::format("{:>7}", "-");
     out += miss ? "  MISS\n" : "\n";
+  }
+  return out;
+}
+
+const char* advised_choice_name(AdvisedChoice choice) {
+  switch (choice) {
+    case AdvisedChoice::bf16_over_float32:
+      return "bf16 gradients over float32";
+    case AdvisedChoice::mirrored_over_host:
+      return "mirrored over host";
+  }
+  return "?";
+}
+
+namespace {
+
+// The configuration a choice's advised one is compared with, or "" when `config` is not one.
+std::string other_config(AdvisedChoice choice, const std::string& config) {
+  const auto ends_with = [&](const std::string& tail) {
+    return config.size() >= tail.size() &&
+           config.compare(config.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  switch (choice) {
+    case AdvisedChoice::bf16_over_float32:
+      return ends_with(" ranks bf16") ? config.substr(0, config.size() - 5) : "";
+    case AdvisedChoice::mirrored_over_host: {
+      const std::string tail = " mirrored (sharded)";
+      return ends_with(tail) ? config.substr(0, config.size() - tail.size()) + " host" : "";
+    }
+  }
+  return "";
+}
+
+bool apart(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.empty() || b.empty()) return false;
+  const auto [a_lo, a_hi] = std::minmax_element(a.begin(), a.end());
+  const auto [b_lo, b_hi] = std::minmax_element(b.begin(), b.end());
+  return *a_hi < *b_lo || *b_hi < *a_lo;
+}
+
+}  // namespace
+
+std::vector<AdviceCheck> check_advice(const std::vector<ValidationRow>& rows) {
+  std::vector<AdviceCheck> out;
+  for (const auto choice : {AdvisedChoice::bf16_over_float32, AdvisedChoice::mirrored_over_host}) {
+    for (const ValidationRow& advised : rows) {
+      const std::string other = other_config(choice, advised.config);
+      if (other.empty()) continue;
+      const auto it = std::find_if(rows.begin(), rows.end(), [&](const ValidationRow& r) {
+        return r.model == advised.model && r.batch == advised.batch && r.config == other;
+      });
+      if (it == rows.end()) continue;
+      AdviceCheck c;
+      c.choice = choice;
+      c.model = advised.model;
+      c.batch = advised.batch;
+      c.predicted_ratio = advised.predicted_seconds / it->predicted_seconds;
+      c.measured_ratio = advised.measured_seconds / it->measured_seconds;
+      c.separated = apart(advised.measured_repetitions, it->measured_repetitions);
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string advice_check_table(const std::vector<AdviceCheck>& checks) {
+  std::string out;
+  for (const auto choice : {AdvisedChoice::bf16_over_float32, AdvisedChoice::mirrored_over_host}) {
+    int pairs = 0, advised = 0, separated = 0, contradicted = 0;
+    std::string lines;
+    for (const AdviceCheck& c : checks) {
+      if (c.choice != choice) continue;
+      ++pairs;
+      advised += c.predicted_ratio < 1;
+      separated += c.separated;
+      if (c.contradicted()) {
+        ++contradicted;
+        lines += fmt::format(
+            "    contradicted: {}, batch {}: predicted {:.2f}x the other's step, measured "
+            "{:.2f}x, every repetition apart\n",
+            c.model, c.batch, c.predicted_ratio, c.measured_ratio);
+      }
+    }
+    if (pairs == 0) continue;
+    out += fmt::format(
+        "advice {}: {} pairs, advised (predicted faster) in {}; the runs separate in {}, of "
+        "which {} contradict{} the prediction\n",
+        advised_choice_name(choice), pairs, advised, separated, contradicted,
+        contradicted == 1 ? "s" : "");
+    out += lines;
   }
   return out;
 }

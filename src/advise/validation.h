@@ -19,6 +19,7 @@ struct ValidationRow {
   int devices = 1;                                     // over all ranks
   double predicted_seconds = 0, measured_seconds = 0;  // per step
   double predicted_speedup = 1, measured_speedup = 1;  // vs 1 device, same model and batch
+  std::vector<double> measured_repetitions;            // each repetition's step seconds
 
   double step_error() const { return predicted_seconds / measured_seconds - 1; }
   double speedup_error() const { return predicted_speedup / measured_speedup - 1; }
@@ -62,5 +63,34 @@ std::vector<std::string> validation_misses(const std::vector<ValidationRow>& row
 // The table: model, batch, configuration, predicted and measured ms and speedup, errors, and
 // "MISS" beside each row outside a tolerance.
 std::string validation_table(const std::vector<ValidationRow>& rows, const Tolerances& tolerances);
+
+// A choice `tandem advise` makes between two configurations of one model and batch, as a
+// validation run measured both: bf16 gradients over float32 between MPI ranks, a replica
+// per device (mirrored) over the host strategy. The model advises the first when it
+// predicts its step shorter. The measured order counts only where the runs separate (every
+// repetition of one below every repetition of the other); elsewhere the two are within the
+// runs' own spread and the pair neither confirms nor contradicts the advice.
+enum class AdvisedChoice { bf16_over_float32, mirrored_over_host };
+const char* advised_choice_name(AdvisedChoice choice);
+
+struct AdviceCheck {
+  AdvisedChoice choice{};
+  std::string model;
+  int64_t batch = 0;
+  double predicted_ratio = 1;  // predicted step of the advised configuration / the other's
+  double measured_ratio = 1;   // measured, the same
+  bool separated = false;      // the two configurations' repetitions do not overlap
+
+  // The advice says the advised configuration is faster (predicted ratio < 1); a pair
+  // contradicts it when the runs separate the other way.
+  bool contradicted() const { return separated && (predicted_ratio < 1) != (measured_ratio < 1); }
+};
+
+// Every pair of `rows` (one run's) that a choice compares: "N ranks bf16" with "N ranks",
+// "N devices mirrored (sharded)" with "N devices host", of one model and batch.
+std::vector<AdviceCheck> check_advice(const std::vector<ValidationRow>& rows);
+
+// Per choice: pairs, predicted faster, separated, contradicted; and each contradiction.
+std::string advice_check_table(const std::vector<AdviceCheck>& checks);
 
 }  // namespace tandem::detail

@@ -179,9 +179,7 @@ int run_advise(const AdviseOptions& o) {
     widths.push_back(o.classes);
     s.model = detail::ModelCost::dense(widths);
   } else {
-    const auto built_in = zoo::names();
-    const bool named = std::find(built_in.begin(), built_in.end(), o.model) != built_in.end();
-    s.model = detail::ModelCost::of(named ? zoo::by_name(o.model) : Model::load(o.model));
+    s.model = detail::ModelCost::of(zoo::by_name_or_file(o.model));
     model_name = o.model;
   }
   s.per_device_batch = o.per_device_batch > 0;
@@ -219,6 +217,7 @@ int run_advise(const AdviseOptions& o) {
                           {},
                           true};
 
+  nlohmann::json model_shapes_timed;  // conv layers whose shapes the profile timed
   double activation_bytes = 0;
   for (const auto& l : s.model.layers) activation_bytes += l.forward_bytes + l.backward_bytes;
   fmt::print(
@@ -236,12 +235,27 @@ int run_advise(const AdviseOptions& o) {
         hw.device.conv_flops > 0 ? " (calibrated)" : " (the dense rate: no conv calibration)");
   }
   fmt::print("\n");
+  if (s.model.has_conv() && hw.device.conv_step_scale > 0) {
+    int convs = 0, timed = 0;
+    for (const auto& l : s.model.layers) {
+      if (l.kind != detail::CostKind::conv) continue;
+      ++convs;
+      timed += detail::conv_shape_of(hw.device.conv_shapes, l) != nullptr;
+    }
+    fmt::print("  convolutions: {} of the model's {} timed on this device by tandem calibrate{}\n",
+               timed, convs,
+               timed < convs ? "; the others at the convolution rate (calibrate --conv-model FILE "
+                               "times a model's own)"
+                             : "");
+    model_shapes_timed = {{"conv_layers", convs}, {"timed", timed}};
+  }
   if (hw.device.threads > 0) {
     fmt::print(
         "  a device is what `tandem train --devices 1 --threads-per-device {}` runs: {} thread{}\n",
         hw.device.threads, hw.device.threads, hw.device.threads == 1 ? "" : "s");
   }
   nlohmann::json model_json = {{"parameters", s.model.params()}};
+  if (!model_shapes_timed.is_null()) model_json["conv_shapes"] = model_shapes_timed;
   if (model_name.empty()) {
     model_json["widths"] = widths;
   } else {

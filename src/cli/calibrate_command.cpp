@@ -43,9 +43,10 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
                   "the profile keeps each one's rate curve, used for predictions of that model")
       ->type_name("W,...;W,...");
   cmd->add_option("--conv-model", o.conv_model,
-                  "A built-in convnet to measure the convolution rate with (mnist-convnet, "
-                  "minigooglenet, small-resnet); none by default")
-      ->type_name("NAME");
+                  "A convnet to measure the convolution rate with: a built-in one (mnist-convnet, "
+                  "minigooglenet, small-resnet) or a saved model file (.tandem or .keras), whose "
+                  "convolution shapes are then timed too; none by default")
+      ->type_name("NAME|FILE");
   cmd->add_option("--conv-batch", o.conv_batch, "Batch of the convnet's steps")
       ->check(positive_integer())
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include "cli/bench_command.h"
 #include "cli/calibrate_command.h"
 #include "cli/eval_commands.h"
+#include "cli/kernels_command.h"
 #include "cli/summary_command.h"
 #include "cli/train_command.h"
 #include "cli/typo_hint.h"
@@ -61,6 +62,7 @@ int run(int argc, char** argv) {
   tandem::cli::BenchOptions bench_options;
   tandem::cli::CalibrateOptions calibrate_options;
   tandem::cli::ValidateOptions validate_options;
+  tandem::cli::KernelsOptions kernels_options;
   const CLI::App* train = tandem::cli::add_train_command(app, train_options);
   const CLI::App* evaluate = tandem::cli::add_evaluate_command(app, evaluate_options);
   const CLI::App* predict = tandem::cli::add_predict_command(app, predict_options);
@@ -69,6 +71,7 @@ int run(int argc, char** argv) {
   CLI::App* bench = tandem::cli::add_bench_command(app, bench_options);
   const CLI::App* validate =
       tandem::cli::add_validate_command(*bench->get_parent(), validate_options);
+  const CLI::App* kernels = tandem::cli::add_kernels_command(*bench->get_parent(), kernels_options);
   const CLI::App* calibrate = tandem::cli::add_calibrate_command(app, calibrate_options);
   // After the subcommands, so that only the top level has it.
   app.set_help_all_flag("--help-all", "Print help for every subcommand and exit");
@@ -89,6 +92,7 @@ int run(int argc, char** argv) {
   if (advise->parsed()) return tandem::cli::run_advise(advise_options);
   if (bench->parsed()) return tandem::cli::run_bench(bench_options);
   if (validate->parsed()) return tandem::cli::run_validate(validate_options);
+  if (kernels->parsed()) return tandem::cli::run_kernels(kernels_options);
   if (calibrate->parsed()) return tandem::cli::run_calibrate(calibrate_options);
   std::fputs(app.help().c_str(), stderr);
   return report(

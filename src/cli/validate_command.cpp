@@ -134,6 +134,7 @@ int recompute(const ValidateOptions& o) {
   }
   const detail::Tolerances tolerances{o.speedup_tolerance, o.step_tolerance};
   std::cout << detail::validation_table(rows, tolerances);
+  std::cout << detail::advice_check_table(detail::check_advice(rows));
   if (!o.json_path.empty()) {
     // The same measurements with this build's predictions (and misses), marked as such.
     check_writable(o.json_path);
@@ -349,6 +350,7 @@ int run_validate(const ValidateOptions& o) {
     row.measured_seconds = m.seconds;
     row.predicted_speedup = p.speedup;
     row.measured_speedup = base / row.measured_seconds;
+    row.measured_repetitions = m.per_repetition;
     rows.push_back(row);
     measured.push_back({{"model", model_name},
                         {"batch", m.batch},
@@ -369,6 +371,7 @@ int run_validate(const ValidateOptions& o) {
                         {"predicted_speedup", row.predicted_speedup}});
   }
   std::cout << detail::validation_table(rows, {o.speedup_tolerance, o.step_tolerance});
+  std::cout << detail::advice_check_table(detail::check_advice(rows));
   std::cout.flush();
   const detail::Tolerances tolerances{o.speedup_tolerance, o.step_tolerance};
   const auto misses = detail::validation_misses(rows, tolerances);

@@ -1,6 +1,8 @@
 // The models of include/tandem/zoo.h, written with the public API only (as a user would).
 #include "tandem/zoo.h"
 
+#include <algorithm>
+
 #include "tandem/error.h"
 #include "tandem/layers.h"
 
@@ -86,6 +88,15 @@ Model small_resnet(const Shape& input, int64_t classes) {
 
 std::vector<std::string> names() {
   return {"seed-mlp", "mnist-convnet", "minigooglenet", "small-resnet"};
+}
+
+bool is_name(const std::string& name) {
+  const auto all = names();
+  return std::find(all.begin(), all.end(), name) != all.end();
+}
+
+Model by_name_or_file(const std::string& name_or_path) {
+  return is_name(name_or_path) ? by_name(name_or_path) : Model::load(name_or_path);
 }
 
 Model by_name(const std::string& name, const Shape& input, int64_t classes) {

@@ -63,7 +63,8 @@ TEST(Calibrate, PlansThatCannotBeMeasuredAreNamed) {
   bad([](CalibrationPlan& q) { q.threads_per_device = 0; }, "--threads-per-device");
   bad([](CalibrationPlan& q) { q.widths = {784}; }, "--layers");
   bad([](CalibrationPlan& q) { q.conv_model = "minigooglenet", q.conv_batch = 0; }, "--conv-batch");
-  bad([](CalibrationPlan& q) { q.conv_model = "seed-mlp"; }, "not a built-in convnet");
+  bad([](CalibrationPlan& q) { q.conv_model = "seed-mlp"; }, "has no Conv2D layer");
+  bad([](CalibrationPlan& q) { q.conv_model = "no-such-net"; }, "not a built-in convnet");
 }
 
 }  // namespace

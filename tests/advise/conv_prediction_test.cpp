@@ -21,9 +21,12 @@ namespace {
 
 using nlohmann::json;
 
-json validation_run() {
-  const std::string path =
-      std::string(TANDEM_TEST_DATA_DIR) + "/../../docs/results/conv_validation.json";
+// conv_validation.json: calibrated from MiniGoogLeNet's 1-device step (conv_calibration);
+// conv_validation_calibrated.json: from `tandem calibrate --conv-model minigooglenet`'s
+// profile as it is (every convolution shape timed, kernel-timed conv_step_scale and
+// pool_scale).
+json validation_run(const std::string& name = "conv_validation.json") {
+  const std::string path = std::string(TANDEM_TEST_DATA_DIR) + "/../../docs/results/" + name;
   std::ifstream in(path);
   EXPECT_TRUE(in.good()) << path;
   return json::parse(in).at("validation");
@@ -90,6 +93,21 @@ TEST(ConvPredictions, AgreeWithTheLastValidationRun) {
   EXPECT_GE(o.agreed, 10);  // two models, two batches, steps and speedups
   EXPECT_LE(o.known_misses, 3);
   EXPECT_EQ(o.misses, 0) << "worst: " << o.worst;
+}
+
+TEST(ConvPredictions, AgreeWithTheValidationRunOfACalibratedProfile) {
+  const json run = validation_run("conv_validation_calibrated.json");
+  ASSERT_TRUE(run.at("calibrated_profile").at("device").contains("conv_shapes"));
+  ASSERT_FALSE(run.at("calibrated_profile").at("device").contains("conv_calibration"));
+  const Outcome o = compare(calibrated(run), run);
+  EXPECT_GE(o.agreed + o.known_misses, 13);  // 14 cells, the calibrating one not held out
+  EXPECT_LE(o.known_misses, 4);              // docs/SCALING.md: the machine drifted
+  EXPECT_EQ(o.misses, 0) << "worst: " << o.worst;
+  // Convolutions at half their measured time in a step: the step predictions fail.
+  json fast = run.at("calibrated_profile");
+  fast["device"]["conv_step_scale"] = fast["device"]["conv_step_scale"].get<double>() / 2;
+  fast["device"]["conv_flops"] = fast["device"]["conv_flops"].get<double>() * 2;
+  EXPECT_GT(compare(parse_hardware_profile(fast, "fast.json"), run).misses, 3);
 }
 
 TEST(ConvPredictions, ABrokenProfileFailsTheComparison) {

@@ -428,6 +428,99 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   EXPECT_THAT(a.out, HasSubstr("mirrored strategy on this-machine"));
 }
 
+// calibrate --conv-model FILE: a user's saved convnet, whose convolution shapes (none of
+// them a built-in model's) are timed beside the built-ins' and set the convolution rate;
+// advise on the same file then says that every one of its shapes was timed.
+TEST_F(CliTest, CalibrateTimesTheShapesOfASavedConvnet) {
+  const std::string net = dir.file("net.tandem");
+  {
+    using namespace tandem;
+    const Node x = Input({20, 20, 2});
+    Node y = Conv2D(6, 5, "relu")(x);  // 20x20x2 -> 16x16x6: no built-in has it
+    y = MaxPooling2D(2)(y);
+    y = Conv2D(8, 3, "relu", {.strides = 2, .padding = "same"})(y);  // 8x8x6 -> 4x4x8
+    y = Flatten()(y);
+    Model(x, Dense(10, "softmax")(y)).save(net);
+  }
+  const std::string out = dir.file("p.json");
+  const CliResult r = run_cli("calibrate --out '" + out +
+                                  "' --layers 128 --rows 8,2048 --steps 1 --repeats 1 "
+                                  "--conv-model '" +
+                                  net + "' --conv-batch 4",
+                              dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("net.tandem step, batch 4"));
+  const auto j = nlohmann::json::parse(read_file(out));
+  auto has_shape = [&](json input, json output, json kernel) {
+    for (const auto& c : j.at("device").at("conv_shapes")) {
+      if (c.at("input") == input && c.at("output") == output && c.at("kernel") == kernel) {
+        return c.at("forward").get<double>() > 0;
+      }
+    }
+    return false;
+  };
+  EXPECT_TRUE(has_shape({20, 20, 2}, {16, 16, 6}, {5, 5}));
+  EXPECT_TRUE(has_shape({8, 8, 6}, {4, 4, 8}, {3, 3}));
+  EXPECT_TRUE(has_shape({28, 28, 1}, {26, 26, 32}, {3, 3}));  // the MNIST convnet's first
+  EXPECT_THAT(j.at("sources").at("device.conv_shapes").get<std::string>(), HasSubstr("net.tandem"));
+  const CliResult a =
+      run_cli("advise --model '" + net + "' --hardware '" + out +
+                  "' --devices 1,2 --batch-size 32 --json '" + dir.file("a.json") + "'",
+              dir);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_THAT(a.out, HasSubstr("convolutions: 2 of the model's 2 timed on this device"));
+  EXPECT_EQ(nlohmann::json::parse(read_file(dir.file("a.json"))).at("model").at("conv_shapes"),
+            json({{"conv_layers", 2}, {"timed", 2}}));
+  // A profile calibrated on a built-in model has not timed this one's shapes.
+  const std::string builtin = dir.file("b.json");
+  ASSERT_EQ(run_cli("calibrate --out '" + builtin +
+                        "' --layers 128 --rows 8,2048 --steps 1 --repeats 1 --conv-model "
+                        "mnist-convnet --conv-batch 4",
+                    dir)
+                .exit_code,
+            0);
+  const CliResult b =
+      run_cli("advise --model '" + net + "' --hardware '" + builtin + "' --devices 1", dir);
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_THAT(b.out, HasSubstr("convolutions: 0 of the model's 2 timed on this device"));
+}
+
+// tandem bench kernels: the step beside its kernels' time inside it. The kernels run inside
+// the step, on its one thread, so their sum can never exceed it (a tally that counted a
+// call twice, or timed outside the step, would); the counts are the MNIST convnet's layers.
+TEST_F(CliTest, BenchKernelsTimesTheKernelsInsideTheStep) {
+  const std::string out = dir.file("k.json");
+  const CliResult r = run_cli(
+      "bench kernels --model mnist-convnet --batch-size 8 --steps 2 "
+      "--repeats 3 --json '" +
+          out + "'",
+      dir);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("mnist-convnet: 34826 parameters, batch 8"));
+  EXPECT_THAT(r.out, HasSubstr("step / kernels"));
+  const auto j = nlohmann::json::parse(read_file(out));
+  const auto& calls = j.at("kernel_calls_per_step");
+  // 2 convolutions forward and backward-weights, 1 backward-data (the first has no input
+  // gradient); 2 poolings forward and backward; 3 GEMMs of the one Dense layer.
+  EXPECT_EQ(calls.at("conv"), 5);
+  EXPECT_EQ(calls.at("pool"), 4);
+  EXPECT_EQ(calls.at("gemm"), 3);
+  EXPECT_EQ(calls.at("batch_norm"), 0);
+  const auto& steps = j.at("step_seconds_repetitions");
+  const auto& kernels = j.at("kernel_seconds_repetitions");
+  ASSERT_EQ(steps.size(), 3u);
+  ASSERT_EQ(kernels.size(), 3u);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    EXPECT_GT(kernels[i].get<double>(), 0);
+    EXPECT_LE(kernels[i].get<double>(), steps[i].get<double>()) << "repetition " << i;
+  }
+  EXPECT_GT(j.at("kernel_seconds_by_kind").at("conv").get<double>(), 0);
+  EXPECT_GE(j.at("step_over_kernels").get<double>(), 1.0);
+  const CliResult missing = run_cli("bench kernels --model '" + dir.file("none.keras") + "'", dir);
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.err, HasSubstr("none.keras"));
+}
+
 // tandem bench validate: held-out runs beside the predictions of a calibrated profile; the
 // exit code says whether every one is within tolerance (no timing is asserted: a tolerance
 // of 0 always misses, one of 1e9 always passes; 1000% did not: the narrow model's sharded
