@@ -339,13 +339,13 @@ def run_worker(python, source, opts, env_extra, what):
     return json.loads(lines[-1][len("RESULT "):]), p.stdout
 
 
-def run_kernels(cli, model, batch, threads, steps, epochs, what):
+def run_kernels(cli, model, batch, threads, steps, epochs, optimizer, what):
     """`tandem bench kernels`: a result like a worker's (ms_per_step per repetition) plus
     the kernels' ms per step, each repetition's and by kind."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "k.json")
         cmd = [cli, "bench", "kernels", "--model", model, "--batch-size", str(batch),
-               "--threads-per-device", str(threads), "--optimizer", "sgd", "--steps",
+               "--threads-per-device", str(threads), "--optimizer", optimizer, "--steps",
                str(steps), "--repeats", str(epochs), "--json", out]
         start, cpu = time.perf_counter(), os.times()
         p = subprocess.run(cmd, capture_output=True, text=True)
@@ -369,7 +369,7 @@ def run_kernels(cli, model, batch, threads, steps, epochs, what):
             "kernel_calls_per_step": k["kernel_calls_per_step"],
             # the whole process (start-up and warm-up step included), per timed step
             "cpu_ms_per_step": 1e3 * child_cpu / (steps * epochs), "wall_s": wall,
-            "first_loss": float("nan"), "last_loss": float("nan"), "params": k["params"],
+            "params": k["params"],
             "command": " ".join(cmd)}
 
 
@@ -460,7 +460,8 @@ def main(argv=None):
                 before = wait_for_quiet(a.max_other_load, wait, a.quiet_window)
                 with OtherLoad() as whole:
                     if framework == "cli":
-                        res = run_kernels(a.cli, model, batch, n, steps[model], a.epochs, what)
+                        res = run_kernels(a.cli, model, batch, n, steps[model], a.epochs,
+                                          opts["optimizer"], what)
                     else:
                         res, _ = run_worker(python, source,
                                             {"model": model, "steps": steps[model],

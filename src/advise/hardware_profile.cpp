@@ -289,8 +289,7 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
     const std::string where = d + ": conv_calibration";
     const json& c = object(dj, "conv_calibration", d);
     const std::string model = text(c, "model", where, "");
-    const auto names = zoo::names();
-    if (std::find(names.begin(), names.end(), model) == names.end()) {
+    if (!zoo::is_name(model)) {
       throw ConfigError(where +
                         ": model must be a built-in convnet (mnist-convnet, "
                         "minigooglenet, small-resnet), got '" +

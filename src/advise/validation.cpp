@@ -135,6 +135,9 @@ const char* advised_choice_name(AdvisedChoice choice) {
 
 namespace {
 
+constexpr AdvisedChoice kChoices[] = {AdvisedChoice::bf16_over_float32,
+                                      AdvisedChoice::mirrored_over_host};
+
 // The configuration a choice's advised one is compared with, or "" when `config` is not one.
 std::string other_config(AdvisedChoice choice, const std::string& config) {
   const auto ends_with = [&](const std::string& tail) {
@@ -163,7 +166,7 @@ bool apart(const std::vector<double>& a, const std::vector<double>& b) {
 
 std::vector<AdviceCheck> check_advice(const std::vector<ValidationRow>& rows) {
   std::vector<AdviceCheck> out;
-  for (const auto choice : {AdvisedChoice::bf16_over_float32, AdvisedChoice::mirrored_over_host}) {
+  for (const AdvisedChoice choice : kChoices) {
     for (const ValidationRow& advised : rows) {
       const std::string other = other_config(choice, advised.config);
       if (other.empty()) continue;
@@ -186,7 +189,7 @@ std::vector<AdviceCheck> check_advice(const std::vector<ValidationRow>& rows) {
 
 std::string advice_check_table(const std::vector<AdviceCheck>& checks) {
   std::string out;
-  for (const auto choice : {AdvisedChoice::bf16_over_float32, AdvisedChoice::mirrored_over_host}) {
+  for (const AdvisedChoice choice : kChoices) {
     int pairs = 0, advised = 0, separated = 0, contradicted = 0;
     std::string lines;
     for (const AdviceCheck& c : checks) {

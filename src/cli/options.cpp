@@ -183,8 +183,7 @@ std::vector<int> parse_device_counts(const std::string& text) {
 
 void resolve_input_shape(DataOptions& data, const ModelShapeOptions& shape) {
   if (data.dataset != "synthetic" || !data.input_shape.empty()) return;
-  const auto built_in = zoo::names();
-  const bool named = std::find(built_in.begin(), built_in.end(), shape.model) != built_in.end();
+  const bool named = zoo::is_name(shape.model);
   if (!shape.model.empty() && !named) return;  // a model file: its own shape, once loaded
   Shape own{28, 28, 1};
   if (named && shape.model != "seed-mlp") own = zoo::by_name(shape.model).input_shape();
@@ -220,10 +219,7 @@ Shape data_sample_shape(const DataOptions& options) {
 Model build_model(const ModelShapeOptions& options, const DataOptions& data) {
   const int classes = data.dataset == "synthetic" ? data.classes : kClasses;
   if (!options.model.empty()) {
-    const auto built_in = zoo::names();
-    if (std::find(built_in.begin(), built_in.end(), options.model) == built_in.end()) {
-      return Model::load(options.model);
-    }
+    if (!zoo::is_name(options.model)) return Model::load(options.model);
     // The MLP reads flat images; the convnets read them as they are. With no data named,
     // the model takes its own input shape (what `summary --model minigooglenet` shows).
     if (!data.dataset_given) return zoo::by_name(options.model, {}, classes);
@@ -292,9 +288,7 @@ LabelledImages synthetic_split(const Shape& shape, int classes, int64_t count, u
 std::vector<std::pair<std::string, std::string>> run_inputs(const DataOptions& data,
                                                             const ModelShapeOptions& model) {
   auto inputs = dataset_inputs(data);
-  const auto built_in = zoo::names();
-  if (!model.model.empty() &&
-      std::find(built_in.begin(), built_in.end(), model.model) == built_in.end()) {
+  if (!model.model.empty() && !zoo::is_name(model.model)) {
     inputs.emplace_back("--model", model.model);
   }
   return inputs;
