@@ -100,7 +100,10 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
     runs.push_back(std::make_unique<StepRun>(dense_stack(widths), r, one_device));
   }
   for (int rep = 0; rep < plan.repeats; ++rep) {
-    for (auto& run : runs) run->time(plan.steps, seed);
+    for (auto& run : runs) {
+      run->settle(seed);
+      run->time(plan.steps, seed);
+    }
   }
   return fit_dense_curve(widths, runs, &log, "calibrate", "--rows");
 }

@@ -384,8 +384,9 @@ std::vector<std::string> advise(const HardwareProfile& hw, const Scenario& s,
   }
   // What each line rests on: tandem's held-out validation measures CPU devices in one
   // process (batches, strategies and reducers: docs/SCALING.md); nothing else is measured.
-  // bf16 against float32 was measured between 2 CPU ranks, and did not confirm the model
-  // (tests/advise/validation_run_test.cpp, TheAdvisedChoicesOnTheCommittedRuns).
+  // bf16 against float32 was measured between 2 CPU ranks, and did not confirm the model;
+  // bucket sizes against the default on 2 CPU devices and 2 ranks never separated from the
+  // runs' spread (tests/advise/validation_run_test.cpp, TheAdvisedChoicesOnTheCommittedRuns).
   const bool measured_kind = hw.device.threads > 0 && s.ranks == 1;
   for (size_t i = 1; i < advice.size(); ++i) {
     const bool batch_or_strategy =
@@ -398,6 +399,10 @@ std::vector<std::string> advise(const HardwareProfile& hw, const Scenario& s,
           " [not validated: measured on 2 CPU ranks, bf16 and float32 steps were within the "
           "runs' spread in 15 of 16 configurations and bf16 was slower in the other, "
           "docs/SCALING.md]";
+    } else if (advice[i].find(" MB buckets: ") != std::string::npos && hw.device.threads > 0) {
+      advice[i] +=
+          " [not validated: measured on 2 CPU devices and 2 ranks, bucket sizes that change "
+          "the buckets moved the step by less than the runs' spread, docs/SCALING.md]";
     } else {
       advice[i] += " [not validated by a measured run]";
     }

@@ -55,13 +55,31 @@ void StepRun::time(int steps, uint64_t& seed) {
   seconds_.push_back(seconds_since(start) / steps);
 }
 
+void StepRun::settle(uint64_t& seed) {
+  const PhaseTimes before = run_->times();
+  run_->train_step(x_, y_, order_, ++seed);
+  const PhaseTimes after = run_->times();
+  for (size_t p = 0; p < after.seconds.size(); ++p) {
+    settled_.seconds[p] += after.seconds[p] - before.seconds[p];
+  }
+  settled_.steps += after.steps - before.steps;
+}
+
+// The strategy's phase times without the settle() steps.
+PhaseTimes StepRun::timed_phases() const {
+  PhaseTimes t = run_->times();
+  for (size_t p = 0; p < t.seconds.size(); ++p) t.seconds[p] -= settled_.seconds[p];
+  t.steps -= settled_.steps;
+  return t;
+}
+
 double StepRun::optimizer_seconds() const {
-  const PhaseTimes t = run_->times();
+  const PhaseTimes t = timed_phases();
   return t[Phase::optimizer] / static_cast<double>(std::max<int64_t>(t.steps, 1));
 }
 
 std::map<std::string, double> StepRun::phase_seconds() const {
-  const PhaseTimes t = run_->times();
+  const PhaseTimes t = timed_phases();
   const double steps = static_cast<double>(std::max<int64_t>(t.steps, 1));
   std::map<std::string, double> out;
   for (int p = 0; p < static_cast<int>(Phase::count); ++p) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "parallel/strategy.h"
+#include "profile/phase_timer.h"
 #include "tandem/model.h"
 
 namespace tandem::detail {
@@ -30,6 +31,10 @@ class StepRun {
 
   // Times `steps` steps; appends their mean to seconds().
   void time(int steps, uint64_t& seed);
+  // One step outside every timing: after other runs used the machine, the first step pays
+  // for the switch (cold caches, device threads and ranks woken), which a training loop's
+  // consecutive steps do not. Interleaved measurements settle each run before timing it.
+  void settle(uint64_t& seed);
   const std::vector<double>& seconds() const { return seconds_; }
   double median_seconds() const { return median_of(seconds_); }
   // The optimizer phase per step over everything timed.
@@ -46,6 +51,8 @@ class StepRun {
   Tensor x_, y_;
   std::vector<int64_t> order_;
   std::vector<double> seconds_;
+  PhaseTimes settled_;  // the phases of the settle() steps, left out of phase_seconds()
+  PhaseTimes timed_phases() const;
 };
 
 }  // namespace tandem::detail

@@ -4,6 +4,7 @@
 // timing in it, so a test can check that a miss is found.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -20,6 +21,8 @@ struct ValidationRow {
   double predicted_seconds = 0, measured_seconds = 0;  // per step
   double predicted_speedup = 1, measured_speedup = 1;  // vs 1 device, same model and batch
   std::vector<double> measured_repetitions;            // each repetition's step seconds
+  std::map<std::string, double> predicted_phases;      // seconds per step, Prediction::phases
+  std::string algorithm;                               // the simulation that predicted it
 
   double step_error() const { return predicted_seconds / measured_seconds - 1; }
   double speedup_error() const { return predicted_speedup / measured_speedup - 1; }
@@ -36,6 +39,7 @@ struct ValidationConfig {
   bool deterministic = false;
   int ranks = 1;  // MPI processes of `devices` each
   bool bf16 = false;
+  double bucket_mb = 0;  // gradient bucket size; 0: the default (StrategyOptions::bucket_bytes)
 };
 
 // The cost model's prediction for it (speedup against one device at the same batch), as
@@ -64,30 +68,65 @@ std::vector<std::string> validation_misses(const std::vector<ValidationRow>& row
 // "MISS" beside each row outside a tolerance.
 std::string validation_table(const std::vector<ValidationRow>& rows, const Tolerances& tolerances);
 
+// Several validation runs of the same configurations (each with its own profile and
+// predictions), and the pass rule for them: a configuration misses only when it is outside a
+// tolerance in more than half of the runs. One run on a machine that drifts passes or fails
+// partly by the machine's state (docs/SCALING.md: the same speedup measured 20% apart run to
+// run); a model error shows in most runs.
+struct RepeatedRow {
+  std::string model, config;
+  int64_t batch = 0;
+  int runs = 0, missed = 0;            // runs, and the runs it was out of tolerance in
+  std::vector<double> step_errors;     // predicted / measured step - 1, per run
+  std::vector<double> speedup_errors;  // the same for speedups (N devices only)
+  bool majority_missed() const { return 2 * missed > runs; }
+};
+
+// The runs' rows matched by model, batch and configuration; a ConfigError names the run
+// whose configurations differ from the first's.
+std::vector<RepeatedRow> repeated_validation(const std::vector<std::vector<ValidationRow>>& runs,
+                                             const std::vector<std::string>& names,
+                                             const Tolerances& tolerances);
+
+// One line per configuration: the runs it missed in, the errors' range, and "MISS" where
+// it missed in more than half; then the count.
+std::string repeated_validation_table(const std::vector<RepeatedRow>& rows);
+
 // A choice `tandem advise` makes between two configurations of one model and batch, as a
 // validation run measured both: bf16 gradients over float32 between MPI ranks, a replica
-// per device (mirrored) over the host strategy. The model advises the first when it
+// per device (mirrored) over the host strategy, a bucket size other than the default (the
+// all-reduce reducer on N devices, or R ranks). The model advises the first when it
 // predicts its step shorter. The measured order counts only where the runs separate (every
 // repetition of one below every repetition of the other); elsewhere the two are within the
 // runs' own spread and the pair neither confirms nor contradicts the advice.
-enum class AdvisedChoice { bf16_over_float32, mirrored_over_host };
+enum class AdvisedChoice { bf16_over_float32, mirrored_over_host, bucket_size_over_default };
 const char* advised_choice_name(AdvisedChoice choice);
 
 struct AdviceCheck {
   AdvisedChoice choice{};
   std::string model;
   int64_t batch = 0;
+  std::string config;          // the advised configuration, "2 ranks 1 MB buckets"
   double predicted_ratio = 1;  // predicted step of the advised configuration / the other's
   double measured_ratio = 1;   // measured, the same
-  bool separated = false;      // the two configurations' repetitions do not overlap
+  // The two configurations' repetitions do not overlap, and they are further apart than the
+  // run's pairs predicted equal (one configuration built twice) measured.
+  bool separated = false;
+  bool within_control = false;  // apart, but no further than one configuration built twice
 
+  // The model predicts the two the same step (a bucket size that forms the same buckets as
+  // the default, every layer being larger than both): no order to confirm or contradict.
+  bool predicted_equal() const { return predicted_ratio == 1; }
   // The advice says the advised configuration is faster (predicted ratio < 1); a pair
   // contradicts it when the runs separate the other way.
-  bool contradicted() const { return separated && (predicted_ratio < 1) != (measured_ratio < 1); }
+  bool contradicted() const {
+    return separated && !predicted_equal() && (predicted_ratio < 1) != (measured_ratio < 1);
+  }
 };
 
 // Every pair of `rows` (one run's) that a choice compares: "N ranks bf16" with "N ranks",
-// "N devices mirrored (sharded)" with "N devices host", of one model and batch.
+// "N devices mirrored (sharded)" with "N devices host", "C K MB buckets" with "C", of one
+// model and batch.
 std::vector<AdviceCheck> check_advice(const std::vector<ValidationRow>& rows);
 
 // Per choice: pairs, predicted faster, separated, contradicted; and each contradiction.

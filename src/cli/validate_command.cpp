@@ -28,13 +28,14 @@ namespace {
 // The configurations measured for each model and batch: one device, then N devices under
 // each strategy and reducer, or (under mpirun) R ranks of one device each.
 struct Kind {
-  const char* name;
+  std::string name;
   int devices;  // 1, or the --devices count
   detail::StrategyKind strategy;
   detail::ReducerKind reducer;
   bool deterministic;
   int ranks = 1;
   bool bf16 = false;
+  double bucket_mb = 0;  // 0: the default bucket size
 };
 
 std::vector<std::string> split(const std::string& text, char separator) {
@@ -59,8 +60,10 @@ CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& o) {
                   "A CPU profile from tandem calibrate (used as it is, not recalibrated)");
   cmd->add_option("--recompute", o.recompute,
                   "Measure nothing: compare the measurements of an earlier run (its --json) "
-                  "with this build's predictions, from that run's profile or --hardware")
-      ->type_name("RUN.json");
+                  "with this build's predictions, from that run's profile or --hardware; "
+                  "several runs of the same configurations: a configuration misses when it "
+                  "misses in more than half of them")
+      ->type_name("RUN.json ...");
   cmd->add_option("--models", o.models,
                   "Dense models: hidden widths, ';' between models (Input(784), Dense(10) "
                   "output)")
@@ -83,6 +86,12 @@ CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& o) {
   cmd->add_option("--step-tolerance", o.step_tolerance,
                   "Largest |predicted / measured step time - 1| that passes")
       ->check(CLI::Range(0.0, 1e9))
+      ->capture_default_str();
+  cmd->add_option("--bucket-mb", o.bucket_mb,
+                  "Gradient bucket sizes (MB) measured besides the default where gradients are "
+                  "reduced in buckets (the all-reduce reducer on N devices; R ranks under "
+                  "mpirun), each against the default: the advice's bucket sizes checked")
+      ->type_name("MB,MB,...|none")
       ->capture_default_str();
   cmd->add_option("--json", o.json_path,
                   "Write the profile, measurements and predictions as JSON to PATH")
@@ -109,29 +118,69 @@ int report_misses(const std::vector<detail::ValidationRow>& rows,
   return 1;
 }
 
-int recompute(const ValidateOptions& o) {
+// A committed run, read and checked to be one.
+nlohmann::json read_run(const std::string& path) {
   const std::string text =
-      read_regular_file(o.recompute, 64 * kMiB, "validation run (JSON from bench validate)");
+      read_regular_file(path, 64 * kMiB, "validation run (JSON from bench validate)");
   nlohmann::json run;
   try {
     run = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw FormatError(o.recompute, 0, std::string("not valid JSON: ") + e.what());
+    throw FormatError(path, 0, std::string("not valid JSON: ") + e.what());
   }
   if (!run.is_object() || !run.contains("profile") || !run.contains("rows")) {
-    throw ConfigError("--recompute " + o.recompute +
+    throw ConfigError("--recompute " + path +
                       ": not a validation run (needs 'profile' and 'rows', as bench validate "
                       "--json writes)");
   }
-  const detail::HardwareProfile hw =
-      o.hardware.empty() ? detail::parse_hardware_profile(run.at("profile"), o.recompute)
-                         : detail::load_hardware_profile(o.hardware);
-  std::vector<detail::ValidationRow> rows;
+  return run;
+}
+
+// The run's rows with this build's predictions, from its own profile or --hardware.
+std::vector<detail::ValidationRow> recompute_rows(const nlohmann::json& run,
+                                                  const std::string& path,
+                                                  const ValidateOptions& o) {
+  const detail::HardwareProfile hw = o.hardware.empty()
+                                         ? detail::parse_hardware_profile(run.at("profile"), path)
+                                         : detail::load_hardware_profile(o.hardware);
   try {
-    rows = detail::recompute_validation(run, hw);
+    return detail::recompute_validation(run, hw);
   } catch (const ConfigError& e) {
-    throw ConfigError("--recompute " + o.recompute + ": " + e.what());
+    throw ConfigError("--recompute " + path + ": " + e.what());
   }
+}
+
+// Several runs of the same configurations, under the majority rule.
+int recompute_repeated(const ValidateOptions& o) {
+  if (!o.json_path.empty()) {
+    throw ConfigError("--json writes one recomputed run: give --recompute one run with it");
+  }
+  const detail::Tolerances tolerances{o.speedup_tolerance, o.step_tolerance};
+  std::vector<std::vector<detail::ValidationRow>> runs;
+  for (const std::string& path : o.recompute)
+    runs.push_back(recompute_rows(read_run(path), path, o));
+  const auto rows = detail::repeated_validation(runs, o.recompute, tolerances);
+  std::cout << detail::repeated_validation_table(rows);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    std::cout << o.recompute[k] << ":\n"
+              << detail::advice_check_table(detail::check_advice(runs[k]));
+  }
+  std::cout.flush();
+  const auto missed = std::count_if(
+      rows.begin(), rows.end(), [](const detail::RepeatedRow& r) { return r.majority_missed(); });
+  if (missed == 0) return 0;
+  fmt::print(stderr,
+             "tandem: validation failed: {} of {} configurations out of tolerance in more than "
+             "half of the {} runs\n",
+             missed, rows.size(), runs.size());
+  return 1;
+}
+
+int recompute(const ValidateOptions& o) {
+  if (o.recompute.size() > 1) return recompute_repeated(o);
+  const std::string& path = o.recompute.front();
+  nlohmann::json run = read_run(path);
+  const std::vector<detail::ValidationRow> rows = recompute_rows(run, path, o);
   const detail::Tolerances tolerances{o.speedup_tolerance, o.step_tolerance};
   std::cout << detail::validation_table(rows, tolerances);
   std::cout << detail::advice_check_table(detail::check_advice(rows));
@@ -141,6 +190,8 @@ int recompute(const ValidateOptions& o) {
     for (size_t i = 0; i < rows.size(); ++i) {
       run["rows"][i]["predicted_seconds"] = rows[i].predicted_seconds;
       run["rows"][i]["predicted_speedup"] = rows[i].predicted_speedup;
+      run["rows"][i]["predicted_phases"] = rows[i].predicted_phases;
+      run["rows"][i]["algorithm"] = rows[i].algorithm;
     }
     run["misses"] = detail::validation_misses(rows, tolerances);
     run["predictions_recomputed"] =
@@ -204,10 +255,27 @@ int run_validate(const ValidateOptions& o) {
           fmt::format("--batches: batch {} is smaller than {} devices", b, n * ranks));
     }
   }
+  std::vector<double> bucket_sizes;
+  if (o.bucket_mb != "none") {
+    for (const std::string& text : split(o.bucket_mb, ',')) {
+      size_t used = 0;
+      double mb = 0;
+      try {
+        mb = std::stod(text, &used);
+      } catch (const std::logic_error&) {
+        used = 0;
+      }
+      if (used == 0 || used != text.size() || !(mb > 0) || mb > 4096) {
+        throw ConfigError("--bucket-mb: '" + text +
+                          "' is not a size in MB between 0 and 4096 (a list: 1,25; or none)");
+      }
+      bucket_sizes.push_back(mb);
+    }
+  }
   if (reporter && !o.json_path.empty()) check_writable(o.json_path);
   constexpr auto mirrored = detail::StrategyKind::mirrored;
   constexpr auto sharded = detail::ReducerKind::sharded;
-  const std::vector<Kind> kinds =
+  std::vector<Kind> kinds =
       ranks > 1 ? std::vector<Kind>{{"1 device", 1, mirrored, sharded, false},
                                     {"ranks", 1, mirrored, sharded, false, ranks},
                                     {"ranks bf16", 1, mirrored, sharded, false, ranks, true},
@@ -218,6 +286,16 @@ int run_validate(const ValidateOptions& o) {
                       {"mirrored (allreduce)", n, mirrored, detail::ReducerKind::allreduce, false},
                       {"mirrored deterministic", n, mirrored, sharded, true},
                       {"host", n, detail::StrategyKind::host, sharded, false}};
+  // Each bucket size beside the default it is compared with (the advice's choice).
+  for (double mb : bucket_sizes) {
+    const std::string size = fmt::format(" {:g} MB buckets", mb);
+    if (ranks > 1) {
+      kinds.push_back({"ranks" + size, 1, mirrored, sharded, false, ranks, false, mb});
+    } else {
+      kinds.push_back({"mirrored (allreduce)" + size, n, mirrored, detail::ReducerKind::allreduce,
+                       false, 1, false, mb});
+    }
+  }
   const auto config_name = [&](const Kind& k) {
     if (k.ranks > 1) return fmt::format("{} {}", k.ranks, k.name);
     return k.devices == 1 ? std::string(k.name) : fmt::format("{} devices {}", n, k.name);
@@ -283,6 +361,7 @@ int run_validate(const ValidateOptions& o) {
         so.kind = k.strategy;
         so.reducer = k.reducer;
         so.deterministic = k.deterministic;
+        if (k.bucket_mb > 0) so.bucket_bytes = static_cast<int64_t>(k.bucket_mb * (1 << 20));
         if (k.ranks > 1) {
           so.world = world;
           so.gradient_comm = {.bf16 = k.bf16, .deterministic = k.deterministic};
@@ -294,9 +373,18 @@ int run_validate(const ValidateOptions& o) {
           memory_shares.push_back(detail::concurrent_memory_share(n, 64 << 20, 1));
           compute_shares.push_back(detail::concurrent_compute_share(n, 1));
         }
-        for (auto& r : calibration) r->time(o.steps, seed);
-        for (auto& r : runs) {
-          if (r) r->time(o.steps, seed);
+        for (auto& r : calibration) {
+          r->settle(seed);
+          r->time(o.steps, seed);
+        }
+        // Each round starts one configuration later, so that none always follows the same
+        // one (a run measured right after another paid for it: the same configuration
+        // measured twice in one order separated in 7 of 28 pairs); every rank rotates alike.
+        for (size_t j = 0; j < runs.size(); ++j) {
+          auto& r = runs[(j + static_cast<size_t>(rep)) % runs.size()];
+          if (!r) continue;
+          r->settle(seed);
+          r->time(o.steps, seed);
         }
       }
       for (size_t i = 0; reporter && i < runs.size(); ++i) {
@@ -340,7 +428,7 @@ int run_validate(const ValidateOptions& o) {
     const double base = all[i - m.kind].seconds;
     const detail::Prediction p =
         detail::predict_config(hw, {widths, m.batch, kind.devices, kind.strategy, kind.reducer,
-                                    kind.deterministic, kind.ranks, kind.bf16});
+                                    kind.deterministic, kind.ranks, kind.bf16, kind.bucket_mb});
     detail::ValidationRow row;
     row.model = model_name;
     row.config = config_name(kind);
@@ -349,6 +437,8 @@ int run_validate(const ValidateOptions& o) {
     row.predicted_seconds = p.step_seconds;
     row.measured_seconds = m.seconds;
     row.predicted_speedup = p.speedup;
+    row.predicted_phases = p.phases;
+    row.algorithm = p.algorithm;
     row.measured_speedup = base / row.measured_seconds;
     row.measured_repetitions = m.per_repetition;
     rows.push_back(row);
@@ -361,6 +451,7 @@ int run_validate(const ValidateOptions& o) {
                         {"deterministic", kind.deterministic},
                         {"ranks", kind.ranks},
                         {"bf16", kind.bf16},
+                        {"bucket_mb", kind.bucket_mb},
                         {"measured_seconds", row.measured_seconds},
                         {"per_repetition", m.per_repetition},
                         {"measured_phases", m.phases},

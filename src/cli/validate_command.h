@@ -23,10 +23,14 @@ struct ValidateOptions {
   // 1-device rows each model's rate curve is measured again at (none: the profile's).
   std::string calibration_rows = "16,64,256";
   double speedup_tolerance = 0.15, step_tolerance = 0.20;
+  // Bucket sizes (MB) measured besides the default, where gradients are reduced in buckets:
+  // the all-reduce reducer on N devices, or R ranks (none: the default only).
+  std::string bucket_mb = "none";
   std::string json_path;
-  // A committed run (--json of an earlier validation): its measurements against this build's
-  // predictions, from its own profile or --hardware; nothing is measured.
-  std::string recompute;
+  // Committed runs (--json of earlier validations): their measurements against this build's
+  // predictions, each from its own profile or --hardware; nothing is measured. Several runs
+  // of the same configurations: a configuration misses when it misses in more than half.
+  std::vector<std::string> recompute;
 };
 
 // `bench` is the `tandem bench` command.

@@ -262,6 +262,15 @@ TEST(Algorithms, AdviceOffersOnlyWhatTheAlgorithmRunsAndSaysWhatItRestsOn) {
   // Measured between 2 CPU ranks, bf16 against float32 did not confirm the model.
   EXPECT_TRUE(mentions(advice, "bf16 and float32 steps were within the runs' spread"));
   EXPECT_TRUE(mentions(advice, "[not validated by a measured run]"));  // the link line
+  // A bucket size, on a link whose latency makes fewer buckets pay (6 of the deep model's
+  // layers in their own buckets by default, 2 at 25 MB): measured on CPU devices and ranks,
+  // bucket sizes stayed within the runs' spread, and the line says so.
+  Scenario deep = s;
+  deep.model = ModelCost::dense({784, 1024, 1024, 1024, 1024, 1024, 1024, 10});
+  hw.rank_rank = {.bandwidth = 30e9, .latency = 5e-3};
+  advice = advise(hw, deep, predict_all(hw, deep, {1}));
+  EXPECT_TRUE(mentions(advice, "25 MB buckets: ")) << advice.front();
+  EXPECT_TRUE(mentions(advice, "bucket sizes that change the buckets moved the step by less"));
   // A larger per-device batch on CPU devices in one process rests on the held-out runs.
   HardwareProfile slow_steps = cpu_profile();
   slow_steps.device.step_overhead = 50e-3;  // a fixed cost that only more rows amortize

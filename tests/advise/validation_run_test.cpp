@@ -5,10 +5,12 @@
 // times) must stay within them; the ones it missed are known misses (docs/SCALING.md says
 // why): one may start to agree, none may be added. A deliberately broken profile must fail
 // the same comparison, so the comparison can fail.
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -163,6 +165,162 @@ TEST(ValidationRun, AnAdviceCheckCanFail) {
   ASSERT_EQ(agree.size(), 1u);
   EXPECT_TRUE(agree[0].separated);
   EXPECT_FALSE(agree[0].contradicted());
+  // A bucket size against the default, in-process and between ranks: 1 MB predicted faster
+  // but measured slower, apart, contradicts; 25 MB forming the same buckets as the default
+  // is predicted equal, and its separating (by chance) contradicts nothing.
+  const auto buckets = check_advice(
+      {row("2 devices mirrored (allreduce) 1 MB buckets", 0.9, {1.2, 1.3}),
+       row("2 devices mirrored (allreduce)", 1.0, {1.0, 1.1}),
+       row("2 ranks 25 MB buckets", 1.0, {0.95, 0.97}), row("2 ranks", 1.0, {1.0, 1.1})});
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].choice, AdvisedChoice::bucket_size_over_default);
+  EXPECT_EQ(buckets[0].config, "2 devices mirrored (allreduce) 1 MB buckets");
+  EXPECT_TRUE(buckets[0].contradicted());
+  EXPECT_TRUE(buckets[1].separated);
+  EXPECT_TRUE(buckets[1].predicted_equal());
+  EXPECT_FALSE(buckets[1].contradicted());
+  const std::string table = advice_check_table(buckets);
+  EXPECT_THAT(table, ::testing::HasSubstr("a bucket size over the default: 1 pairs"));
+  EXPECT_THAT(table, ::testing::HasSubstr("of which 1 contradicts"));
+  EXPECT_THAT(table, ::testing::HasSubstr(
+                         "and 1 pairs the model predicts equal (the same buckets): the runs "
+                         "separate in 1"));
+  // The run's control: the same configuration built twice measured 15% apart, so a bf16
+  // pair 10% apart (every repetition apart) is within it, and neither confirms nor
+  // contradicts; 30% apart it contradicts.
+  auto controlled = [&](double bf16_seconds) {
+    return check_advice({row("2 ranks bf16", 0.9, {bf16_seconds, bf16_seconds}),
+                         row("2 ranks", 1.0, {1.0, 1.0}),
+                         row("2 ranks 25 MB buckets", 1.0, {0.85, 0.85})});
+  };
+  const auto within = controlled(1.1);
+  ASSERT_EQ(within.size(), 2u);
+  EXPECT_FALSE(within[0].separated);
+  EXPECT_TRUE(within[0].within_control);
+  EXPECT_FALSE(within[0].contradicted());
+  EXPECT_THAT(advice_check_table(within),
+              ::testing::HasSubstr("1 pair whose repetitions separate is not counted"));
+  EXPECT_THAT(advice_check_table(within), ::testing::HasSubstr("up to 15% apart"));
+  const auto beyond = controlled(1.3);
+  EXPECT_TRUE(beyond[0].separated);
+  EXPECT_TRUE(beyond[0].contradicted());
+  // "MB buckets" without a size before it pairs with nothing.
+  EXPECT_TRUE(check_advice({row("MB buckets", 0.9, {1.0}), row("", 1.0, {1.0})}).empty());
+}
+
+// Repeated runs: a configuration misses only when it misses in more than half of them; runs
+// of different configurations are refused, naming the run.
+TEST(ValidationRun, RepeatedRunsMissOnlyByMajority) {
+  auto row = [](std::string config, double predicted, double measured) {
+    ValidationRow r;
+    r.model = "784-64-10";
+    r.batch = 32;
+    r.config = std::move(config);
+    r.devices = 2;
+    r.predicted_seconds = predicted;
+    r.measured_seconds = measured;
+    r.predicted_speedup = r.measured_speedup = 1.5;
+    return r;
+  };
+  // "2 ranks" is 30% off in runs 1 and 3, "2 ranks bf16" in run 2 only.
+  const std::vector<std::vector<ValidationRow>> runs = {
+      {row("2 ranks", 1.3, 1.0), row("2 ranks bf16", 1.0, 1.0)},
+      {row("2 ranks", 1.0, 1.0), row("2 ranks bf16", 1.3, 1.0)},
+      {row("2 ranks", 1.3, 1.0), row("2 ranks bf16", 1.0, 1.0)}};
+  const std::vector<std::string> names = {"a.json", "b.json", "c.json"};
+  const auto rows = repeated_validation(runs, names, Tolerances{});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].missed, 2);
+  EXPECT_TRUE(rows[0].majority_missed());
+  EXPECT_EQ(rows[1].missed, 1);
+  EXPECT_FALSE(rows[1].majority_missed());
+  EXPECT_EQ(rows[0].step_errors.size(), 3u);
+  EXPECT_NEAR(rows[0].step_errors[0], 0.3, 1e-12);
+  const std::string table = repeated_validation_table(rows);
+  EXPECT_THAT(table, ::testing::HasSubstr("1 of 2 configurations out of tolerance in more than "
+                                          "half of the 3 runs"));
+  EXPECT_THAT(table, ::testing::HasSubstr("+0% to +30%"));
+  // Two runs: one miss in two is not more than half.
+  const auto two = repeated_validation({runs[0], runs[1]}, {"a.json", "b.json"}, Tolerances{});
+  EXPECT_FALSE(two[0].majority_missed());
+  auto other = runs;
+  other[1][1].config = "2 ranks deterministic";
+  test::expect_error<ConfigError>([&] { repeated_validation(other, names, Tolerances{}); },
+                                  {"b.json", "2 ranks deterministic", "a.json"});
+  other = runs;
+  other[2].pop_back();
+  test::expect_error<ConfigError>([&] { repeated_validation(other, names, Tolerances{}); },
+                                  {"c.json", "1 configurations", "has 2"});
+}
+
+// The committed repeated runs (docs/results/repeated/: 3 runs on 2 MPI ranks, 3 on 2 CPU
+// devices, each right after its own calibration) under the majority rule: a configuration
+// that missed in at most half of them then must still do so with this build's model; the
+// ones that missed in most are known misses (docs/SCALING.md). A link 4x slower, or dense
+// rates 1.5x too fast, fails the same comparison.
+struct RepeatedOutcome {
+  int configurations = 0, known = 0, misses = 0;
+  std::string worst;
+};
+
+RepeatedOutcome compare_repeated(const std::string& kind, const std::function<void(json&)>& edit) {
+  std::vector<std::vector<ValidationRow>> now, then;
+  std::vector<std::string> names;
+  for (int k = 1; k <= 3; ++k) {
+    names.push_back(fmt::format("repeated/{}_run{}.json", kind, k));
+    json run = validation_run(names.back());
+    json profile = run.at("profile");
+    edit(profile);
+    now.push_back(recompute_validation(run, profile_of(profile)));
+    then.push_back(now.back());
+    for (size_t i = 0; i < then.back().size(); ++i) {
+      then.back()[i].predicted_seconds = run.at("rows")[i].at("predicted_seconds").get<double>();
+      then.back()[i].predicted_speedup = run.at("rows")[i].at("predicted_speedup").get<double>();
+    }
+  }
+  const auto rows_now = repeated_validation(now, names, Tolerances{});
+  const auto rows_then = repeated_validation(then, names, Tolerances{});
+  RepeatedOutcome o;
+  o.configurations = static_cast<int>(rows_now.size());
+  for (size_t i = 0; i < rows_now.size(); ++i) {
+    if (rows_then[i].majority_missed()) {
+      ++o.known;
+    } else if (rows_now[i].majority_missed()) {
+      ++o.misses;
+      o.worst += fmt::format("\n  {}, batch {}, {}", rows_now[i].model, rows_now[i].batch,
+                             rows_now[i].config);
+    }
+  }
+  return o;
+}
+
+TEST(ValidationRun, AgreesWithTheCommittedRepeatedRunsByMajority) {
+  const auto as_is = [](json&) {};
+  const RepeatedOutcome mpi = compare_repeated("mpi", as_is);
+  EXPECT_EQ(mpi.configurations, 96);  // 4 models x 4 batches x 6 configurations
+  EXPECT_LE(mpi.known, 21);
+  EXPECT_EQ(mpi.misses, 0) << "configurations that agreed in most runs now miss:" << mpi.worst;
+  const RepeatedOutcome cpu = compare_repeated("cpu", as_is);
+  EXPECT_EQ(cpu.configurations, 112);  // 4 models x 4 batches x 7 configurations
+  EXPECT_LE(cpu.known, 14);
+  EXPECT_EQ(cpu.misses, 0) << "configurations that agreed in most runs now miss:" << cpu.worst;
+  EXPECT_GT(compare_repeated("mpi",
+                             [](json& p) {
+                               p["rank_rank"]["bandwidth"] =
+                                   p["rank_rank"]["bandwidth"].get<double>() / 4;
+                             })
+                .misses,
+            0);
+  EXPECT_GT(compare_repeated("cpu",
+                             [](json& p) {
+                               auto& d = p["device"];
+                               d["sustained_flops"] = d["sustained_flops"].get<double>() * 1.5;
+                               for (auto& c : d["dense_rates"]) {
+                                 c["sustained_flops"] = c["sustained_flops"].get<double>() * 1.5;
+                               }
+                             })
+                .misses,
+            10);
 }
 
 TEST(ValidationRun, ARunWithoutRowsIsAClearError) {

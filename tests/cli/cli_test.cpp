@@ -537,14 +537,27 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   const std::string common = "bench validate --hardware '" + profile +
                              "' --models '512;128,128' --batches 64 --steps 1 --repeats 1 "
                              "--calibration-rows 16,2048";
-  const CliResult pass = run_cli(
-      common + " --speedup-tolerance 1e9 --step-tolerance 1e9 --json '" + dir.file("v.json") + "'",
-      dir);
+  // 0.05 MB buckets: 784-128-128-10 in two buckets instead of the default's one; 784-512-10's
+  // layers are larger than both sizes, so its buckets do not change (predicted equal).
+  const CliResult pass = run_cli(common +
+                                     " --bucket-mb 0.05 --speedup-tolerance 1e9 "
+                                     "--step-tolerance 1e9 --json '" +
+                                     dir.file("v.json") + "'",
+                                 dir);
   ASSERT_EQ(pass.exit_code, 0) << pass.err;
   EXPECT_THAT(pass.out, HasSubstr("2 devices mirrored (allreduce)"));
-  EXPECT_THAT(pass.out, HasSubstr("all 10 configurations within tolerance"));
+  EXPECT_THAT(pass.out, HasSubstr("2 devices mirrored (allreduce) 0.05 MB buckets"));
+  EXPECT_THAT(pass.out, HasSubstr("all 12 configurations within tolerance"));
+  EXPECT_THAT(pass.out, HasSubstr("advice a bucket size over the default: 1 pairs"));
+  EXPECT_THAT(pass.out, HasSubstr("and 1 pairs the model predicts equal"));
   const auto j = nlohmann::json::parse(read_file(dir.file("v.json")));
-  EXPECT_EQ(j.at("rows").size(), 10u);  // 2 models x 5 configurations
+  ASSERT_EQ(j.at("rows").size(), 12u);  // 2 models x 6 configurations
+  EXPECT_EQ(j.at("rows")[5].at("bucket_mb"), 0.05);
+  EXPECT_EQ(j.at("rows")[5].at("reducer"), "allreduce");
+  EXPECT_EQ(j.at("rows")[1].at("bucket_mb"), 0);
+  // The model sees the second bucket (a hand-off more) and predicts a different step.
+  EXPECT_NE(j.at("rows")[11].at("predicted_seconds"), j.at("rows")[8].at("predicted_seconds"));
+  EXPECT_EQ(j.at("rows")[5].at("predicted_seconds"), j.at("rows")[2].at("predicted_seconds"));
   EXPECT_EQ(j.at("profile").at("device").at("threads"), 1);
   // Each model's rate curve measured again on 1 device, interleaved, and used.
   ASSERT_EQ(j.at("calibrations").size(), 2u);
@@ -561,7 +574,7 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   const std::string again = "bench validate --recompute '" + dir.file("v.json") + "'";
   const CliResult same = run_cli(again + " --speedup-tolerance 1e9 --step-tolerance 1e9", dir);
   ASSERT_EQ(same.exit_code, 0) << same.err;
-  EXPECT_THAT(same.out, HasSubstr("all 10 configurations within tolerance"));
+  EXPECT_THAT(same.out, HasSubstr("all 12 configurations within tolerance"));
   // --json writes the same measurements with this build's predictions, marked as remade.
   ASSERT_EQ(run_cli(again + " --speedup-tolerance 1e9 --step-tolerance 1e9 --json '" +
                         dir.file("re.json") + "'",
@@ -570,11 +583,30 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
             0);
   const auto remade = nlohmann::json::parse(read_file(dir.file("re.json")));
   EXPECT_TRUE(remade.contains("predictions_recomputed"));
-  EXPECT_EQ(remade.at("rows").size(), 10u);
+  EXPECT_EQ(remade.at("rows").size(), 12u);
   EXPECT_EQ(remade.at("rows")[3].at("measured_seconds"), j.at("rows")[3].at("measured_seconds"));
   const CliResult strict = run_cli(again + " --speedup-tolerance 0 --step-tolerance 0", dir);
   EXPECT_EQ(strict.exit_code, 1);
-  EXPECT_THAT(strict.err, HasSubstr("validation failed: 10 of 10 configurations out of tolerance"));
+  EXPECT_THAT(strict.err, HasSubstr("validation failed: 12 of 12 configurations out of tolerance"));
+  // The same run twice under the majority rule; a run of other configurations is refused.
+  const std::string twice = again + " '" + dir.file("v.json") + "'";
+  const CliResult both = run_cli(twice + " --speedup-tolerance 1e9 --step-tolerance 1e9", dir);
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_THAT(both.out, HasSubstr("0 of 12 configurations out of tolerance in more than half "
+                                  "of the 2 runs"));
+  const CliResult both_strict = run_cli(twice + " --speedup-tolerance 0 --step-tolerance 0", dir);
+  EXPECT_EQ(both_strict.exit_code, 1);
+  EXPECT_THAT(both_strict.err, HasSubstr("12 of 12 configurations out of tolerance in more "
+                                         "than half of the 2 runs"));
+  auto fewer = j;
+  fewer["rows"].erase(fewer["rows"].size() - 1);
+  std::ofstream(dir.file("fewer.json")) << fewer.dump();
+  const CliResult mismatch = run_cli(again + " '" + dir.file("fewer.json") + "'", dir);
+  EXPECT_EQ(mismatch.exit_code, 2) << mismatch.err;
+  EXPECT_THAT(mismatch.err, HasSubstr("fewer.json: 11 configurations"));
+  const CliResult one_json = run_cli(twice + " --json '" + dir.file("x.json") + "'", dir);
+  EXPECT_EQ(one_json.exit_code, 2) << one_json.err;
+  EXPECT_THAT(one_json.err, HasSubstr("--json writes one recomputed run"));
   std::ofstream(dir.file("not_a_run.json")) << "{\"rows\": []}";
   const CliResult wrong =
       run_cli("bench validate --recompute '" + dir.file("not_a_run.json") + "'", dir);
@@ -935,6 +967,10 @@ const BadCommand kBadCommands[] = {
      "bench validate --recompute {dir}/none.json",
      {"tandem: error:", "none.json"},
      0},
+    {"ValidateBadBucketSize",
+     "bench validate --hardware this-machine-cpu --bucket-mb 1,x",
+     {"tandem: error:", "--bucket-mb: 'x' is not a size in MB"},
+     2},
     {"ValidateGpuProfile",
      "bench validate --hardware pcie3-4gpu",
      {"tandem: error:", "has no device.threads", "tandem calibrate"},

@@ -25,14 +25,17 @@ expect_in "$WORK/advise" "simulated as: MPI hierarchical (2 ranks"
 
 "${MPIRUN[@]}" -np 2 "$TANDEM" bench validate --hardware "$WORK/p.json" --models 256 \
   --batches 64 --steps 1 --repeats 1 --calibration-rows 16,2048 --speedup-tolerance 1e9 --step-tolerance 1e9 \
-  --json "$WORK/v.json" > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "validate failed"; }
+  --bucket-mb 0.5 --json "$WORK/v.json" > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "validate failed"; }
 expect_in "$WORK/out" "2 ranks bf16"
-expect_in "$WORK/out" "all 4 configurations within tolerance"
+expect_in "$WORK/out" "2 ranks 0.5 MB buckets"
+expect_in "$WORK/out" "all 5 configurations within tolerance"
+expect_in "$WORK/out" "advice a bucket size over the default"
 python3 - "$WORK/v.json" <<'PY' || fail "the validation run lacks its rank rows"
 import json, sys
 rows = json.load(open(sys.argv[1]))["rows"]
-assert [(r["ranks"], r["bf16"], r["deterministic"]) for r in rows] == [
-    (1, False, False), (2, False, False), (2, True, False), (2, False, True)], rows
+assert [(r["ranks"], r["bf16"], r["deterministic"], r["bucket_mb"]) for r in rows] == [
+    (1, False, False, 0), (2, False, False, 0), (2, True, False, 0), (2, False, True, 0),
+    (2, False, False, 0.5)], rows
 assert rows[2]["algorithm"] == "MPI hierarchical", rows[2]
 PY
 "$TANDEM" bench validate --recompute "$WORK/v.json" --speedup-tolerance 1e9 \
