@@ -378,8 +378,8 @@ int run_validate(const ValidateOptions& o) {
           r->time(o.steps, seed);
         }
         // Each round starts one configuration later, so that none always follows the same
-        // one (a run measured right after another paid for it: the same configuration
-        // measured twice in one order separated in 7 of 28 pairs); every rank rotates alike.
+        // one; every rank rotates alike. (The same configuration built twice still measures
+        // apart with this: docs/SCALING.md, "one configuration built twice".)
         for (size_t j = 0; j < runs.size(); ++j) {
           auto& r = runs[(j + static_cast<size_t>(rep)) % runs.size()];
           if (!r) continue;
