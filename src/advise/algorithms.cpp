@@ -444,7 +444,14 @@ Prediction keras_multi_gpu_model(const HardwareProfile& hw, const Scenario& s) {
 // over the local replicas; the communication thread all-reduces each bucket across the
 // ranks (float32 with MPI_SUM; bf16: packed, reduced with a bfloat16 sum, unpacked;
 // deterministic: all-gathered and tree-summed), sharing the ranks' cores; then each local
-// device updates 1/L of the parameters.
+// device updates 1/L of the parameters. A bucket posted while backward still runs costs the
+// link's line (its bandwidth from calibrate's two largest, out-of-cache all-reduces): it
+// shares the core with backward, which has just streamed the layers through the cache. The
+// last bucket, posted when backward is done, runs alone as calibrate's sweep timed it
+// (docs/SCALING.md: a one-bucket model's all-reduce took 0.22 ms in the step, 0.17 ms in the
+// sweep, 0.55 ms on the line). With bf16, a bucket posted during backward costs the float32
+// line times what compression measured against float32 in the sweep at its size (on shared
+// memory it lost at 2^20 floats and above).
 Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
   const int local = s.devices, ranks = s.ranks;
   Prediction p;
@@ -458,18 +465,27 @@ Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
   const LinkProfile& link = hw.rank_rank.bandwidth > 0 ? hw.rank_rank : hw.device_device;
   // Every rank's devices on one machine stream memory at once (the ranks of one host).
   const int streams = std::min(local * ranks, std::max(hw.max_devices, local));
-  for (const ModelBucket& b : model_buckets(s)) {
+  const std::vector<ModelBucket> buckets = model_buckets(s);
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const ModelBucket& b = buckets[i];
     const double bytes = 4.0 * b.params;
     if (local > 1) {
       p.phases["allreduce"] += hw.device_device.latency +
                                bytes / (hw.device_device.bandwidth * memory_share(hw, streams));
     }
     if (s.deterministic) {
-      // MPI_Allgather of every rank's bucket, then a tree over the ranks' copies.
+      // MPI_Allgather of every rank's bucket, then a tree over the ranks' copies, on the line:
+      // the buckets are handed over one after another once backward is done (mirrored.cpp),
+      // after the micro-shards' sum has streamed every gradient; costing them as the sweep
+      // ran alone under-predicted those steps by up to 23% (docs/SCALING.md).
       p.phases["allreduce"] +=
           (ranks - 1) * transfer_seconds(link, bytes) + ranks * bytes / hw.device_device.bandwidth;
+    } else if (i + 1 < buckets.size()) {
+      p.phases["allreduce"] +=
+          rank_allreduce_in_backward_seconds(link, hw.device, b.params, ranks, s.bf16);
     } else {
-      p.phases["allreduce"] += rank_allreduce_seconds(link, hw.device, b.params, ranks, s.bf16);
+      p.phases["allreduce"] +=
+          rank_allreduce_alone_seconds(link, hw.device, b.params, ranks, s.bf16);
     }
   }
   p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()) / local);
@@ -514,6 +530,46 @@ double rank_allreduce_seconds(const LinkProfile& link, const DeviceProfile& d, d
   double seconds = 2.0 * (r - 1) * link.latency + 2.0 * (r - 1) / r * wire / link.bandwidth;
   if (bf16) seconds += bf16_allreduce_loop_seconds(d, floats, ranks);
   return seconds;
+}
+
+namespace {
+
+// `value` of the sweep's points at `floats`: linear in log size between the two nearest
+// measured sizes, the nearest end's value beyond them.
+template <typename Value>
+double at_sweep_size(const std::vector<AllreduceAlone>& sweep, double floats, Value value) {
+  if (floats <= static_cast<double>(sweep.front().floats)) return value(sweep.front());
+  for (size_t i = 1; i < sweep.size(); ++i) {
+    const double hi = static_cast<double>(sweep[i].floats);
+    if (floats <= hi) {
+      const double lo = static_cast<double>(sweep[i - 1].floats);
+      const double t = std::log(floats / lo) / std::log(hi / lo);
+      return value(sweep[i - 1]) + t * (value(sweep[i]) - value(sweep[i - 1]));
+    }
+  }
+  return value(sweep.back());
+}
+
+}  // namespace
+
+double rank_allreduce_alone_seconds(const LinkProfile& link, const DeviceProfile& d, double floats,
+                                    int ranks, bool bf16) {
+  const double modelled = rank_allreduce_seconds(link, d, floats, ranks, bf16);
+  if (link.alone.empty() || !(floats > 0)) return modelled;
+  return modelled * at_sweep_size(link.alone, floats, [&](const AllreduceAlone& a) {
+           return (bf16 ? a.bf16_seconds : a.seconds) /
+                  rank_allreduce_seconds(link, d, static_cast<double>(a.floats), ranks, bf16);
+         });
+}
+
+double rank_allreduce_in_backward_seconds(const LinkProfile& link, const DeviceProfile& d,
+                                          double floats, int ranks, bool bf16) {
+  if (!bf16 || link.alone.empty() || !(floats > 0)) {
+    return rank_allreduce_seconds(link, d, floats, ranks, bf16);
+  }
+  return rank_allreduce_seconds(link, d, floats, ranks, false) *
+         at_sweep_size(link.alone, floats,
+                       [](const AllreduceAlone& a) { return a.bf16_seconds / a.seconds; });
 }
 
 const std::vector<AlgorithmModel>& algorithm_models() {

@@ -136,7 +136,8 @@ void add_rank_link(const LinkSweep& link, const DeviceProfile& device, json& pro
       "Measured: float32 all-reduces of 2^10 to 2^24 floats between {} MPI ranks through the "
       "gradient communicator, best of 5 each; the ring's 2(R-1) latency + 2(R-1)/R bytes / "
       "bandwidth with the latency from the smallest and the bandwidth from the two largest: "
-      "{:.2f} GB/s, {:.1f} us",
+      "{:.2f} GB/s, {:.1f} us; the sweep's own times (measurements.allreduce_sweep, float32 "
+      "and bf16) cost a step's last bucket, which runs alone, and bf16 against float32",
       link.ranks, link.bandwidth / 1e9, link.latency * 1e6);
   log << fmt::format(
       "{} ranks: all-reduce link {:.2f} GB/s, latency {:.1f} us; {:.1f} MB all-reduce "

@@ -115,6 +115,29 @@ LinkProfile link(const json& j, const std::string& where) {
   return l;
 }
 
+// calibrate's all-reduce sweep between ranks (measurements.allreduce_sweep): sizes ascending,
+// each with its float32 and bf16 seconds.
+std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& where) {
+  if (!j.is_array()) throw ConfigError(where + " must be an array");
+  std::vector<AllreduceAlone> out;
+  for (const json& c : j) {
+    if (!c.is_object() || !c.contains("floats") || !c.at("floats").is_number_integer() ||
+        c.at("floats").get<int64_t>() < 1) {
+      throw ConfigError(where + ": each entry needs 'floats', a whole number >= 1");
+    }
+    AllreduceAlone a;
+    a.floats = c.at("floats").get<int64_t>();
+    if (!out.empty() && a.floats <= out.back().floats) {
+      throw ConfigError(where + ": entries must ascend in 'floats', got " +
+                        std::to_string(a.floats) + " after " + std::to_string(out.back().floats));
+    }
+    a.seconds = positive(c, "seconds", where);
+    a.bf16_seconds = positive(c, "bf16_seconds", where);
+    out.push_back(a);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string profiles_directory() {
@@ -277,6 +300,10 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   p.device_device = link(object(j, "device_device", origin), origin + ": device_device");
   if (j.contains("rank_rank")) {
     p.rank_rank = link(object(j, "rank_rank", origin), origin + ": rank_rank");
+    if (j.contains("measurements") && j.at("measurements").contains("allreduce_sweep")) {
+      p.rank_rank.alone = allreduce_sweep(j.at("measurements").at("allreduce_sweep"),
+                                          origin + ": measurements: allreduce_sweep");
+    }
   }
   p.sources = j.contains("sources") ? j.at("sources") : json::object();
   p.document = j;

@@ -81,10 +81,20 @@ struct DeviceProfile {
   int threads = 0;
 };
 
+// One all-reduce size of calibrate's sweep between MPI ranks, timed with nothing else running
+// (its buffers warm): float32, and with bf16 compression; seconds, best of its repeats.
+struct AllreduceAlone {
+  int64_t floats = 0;
+  double seconds = 0, bf16_seconds = 0;
+};
+
 struct LinkProfile {
   double bandwidth = 0;      // bytes/s per link and direction
   double latency = 0;        // seconds per message
   int devices_per_link = 1;  // devices sharing one link (a PCIe switch, a K80 board)
+  // rank_rank only: the sweep the line was fitted to, ascending in floats (the profile's
+  // measurements.allreduce_sweep); empty in profiles without one.
+  std::vector<AllreduceAlone> alone;
 };
 
 struct HardwareProfile {

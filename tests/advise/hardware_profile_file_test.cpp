@@ -27,6 +27,21 @@ std::string write_profile(const test::TempDir& dir, const json& j) {
   return path;
 }
 
+// Edits of the array at `pointer` in `j`, each with a piece of the error it must raise.
+using BrokenArrays = std::vector<std::pair<std::function<void(json&)>, std::string>>;
+
+// Each edit of `j` at `pointer` is refused by the loader with a ConfigError that names the
+// file, `field` and the edit's message.
+void expect_each_refused(const test::TempDir& dir, const json& j, const std::string& pointer,
+                         const std::string& field, const BrokenArrays& broken) {
+  for (const auto& [edit, message] : broken) {
+    json bad = j;
+    edit(bad[json::json_pointer(pointer)]);
+    const std::string path = write_profile(dir, bad);
+    test::expect_error<ConfigError>([&] { load_hardware_profile(path); }, {path, field, message});
+  }
+}
+
 TEST(HardwareProfileFile, FifoIsRefusedWithoutBlocking) {
   test::TempDir dir;
   const std::string fifo = dir.file("fifo.json");
@@ -86,21 +101,43 @@ TEST(HardwareProfileFile, Bf16LoopsAreReadAndCheckedAscending) {
   EXPECT_EQ(hw.device.bf16_loops[1].floats, 1 << 24);
   EXPECT_DOUBLE_EQ(hw.device.bf16_loops[0].unpack, 2e-10);
   EXPECT_DOUBLE_EQ(hw.device.bf16_loops[0].sum, 3e-10);
-  const std::vector<std::pair<std::function<void(json&)>, std::string>> broken = {
-      {[](json& l) { l = 3; }, "bf16_loops must be an array"},
-      {[](json& l) { l[0].erase("floats"); }, "needs 'floats'"},
-      {[](json& l) { l[0]["floats"] = 0; }, "needs 'floats'"},
-      {[](json& l) { l[1]["floats"] = 65536; }, "must ascend in 'floats', got 65536 after 65536"},
-      {[](json& l) { l[1]["pack"] = -1e-9; }, "pack"},
-      {[](json& l) { l[0].erase("sum"); }, "sum"},
-  };
-  for (const auto& [edit, message] : broken) {
-    json bad = j;
-    edit(bad["device"]["bf16_loops"]);
-    const std::string path = write_profile(dir, bad);
-    test::expect_error<ConfigError>([&] { load_hardware_profile(path); },
-                                    {path, "bf16_loops", message});
-  }
+  expect_each_refused(dir, j, "/device/bf16_loops", "bf16_loops",
+                      {
+                          {[](json& l) { l = 3; }, "bf16_loops must be an array"},
+                          {[](json& l) { l[0].erase("floats"); }, "needs 'floats'"},
+                          {[](json& l) { l[0]["floats"] = 0; }, "needs 'floats'"},
+                          {[](json& l) { l[1]["floats"] = 65536; },
+                           "must ascend in 'floats', got 65536 after 65536"},
+                          {[](json& l) { l[1]["pack"] = -1e-9; }, "pack"},
+                          {[](json& l) { l[0].erase("sum"); }, "sum"},
+                      });
+}
+
+// The all-reduce sweep between ranks (measurements.allreduce_sweep, as calibrate writes it)
+// is the rank_rank link's measurements alone: read back; malformed ones refused; without a
+// rank_rank link it is not read.
+TEST(HardwareProfileFile, AllreduceSweepIsReadWithTheRankLink) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["measurements"]["allreduce_sweep"] = {
+      {{"floats", 1024}, {"seconds", 6e-6}, {"bf16_seconds", 7e-6}},
+      {{"floats", 1 << 24}, {"seconds", 3e-2}, {"bf16_seconds", 3.3e-2}}};
+  EXPECT_TRUE(load_hardware_profile(write_profile(dir, j)).rank_rank.alone.empty());
+  j["rank_rank"] = {{"bandwidth", 1.8e9}, {"latency", 3e-6}};
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  ASSERT_EQ(hw.rank_rank.alone.size(), 2u);
+  EXPECT_EQ(hw.rank_rank.alone[1].floats, 1 << 24);
+  EXPECT_DOUBLE_EQ(hw.rank_rank.alone[0].seconds, 6e-6);
+  EXPECT_DOUBLE_EQ(hw.rank_rank.alone[1].bf16_seconds, 3.3e-2);
+  expect_each_refused(
+      dir, j, "/measurements/allreduce_sweep", "allreduce_sweep",
+      {
+          {[](json& l) { l = "fast"; }, "allreduce_sweep must be an array"},
+          {[](json& l) { l[0].erase("floats"); }, "needs 'floats'"},
+          {[](json& l) { l[1]["floats"] = 1024; }, "must ascend in 'floats', got 1024 after 1024"},
+          {[](json& l) { l[0]["seconds"] = 0; }, "seconds"},
+          {[](json& l) { l[1].erase("bf16_seconds"); }, "bf16_seconds"},
+      });
 }
 
 // device.conv_shapes and conv_step_scale: read back as written; malformed ones refused.
