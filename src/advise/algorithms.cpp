@@ -451,7 +451,7 @@ Prediction keras_multi_gpu_model(const HardwareProfile& hw, const Scenario& s) {
 // (docs/SCALING.md: a one-bucket model's all-reduce took 0.22 ms in the step, 0.17 ms in the
 // sweep, 0.55 ms on the line). With bf16, a bucket posted during backward costs the float32
 // line times what compression measured against float32 in the sweep at its size (on shared
-// memory it lost at 2^20 floats and above).
+// memory it lost at 2^20 floats and above, and at some smaller sizes).
 Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
   const int local = s.devices, ranks = s.ranks;
   Prediction p;
@@ -552,10 +552,14 @@ double at_sweep_size(const std::vector<AllreduceAlone>& sweep, double floats, Va
 
 }  // namespace
 
+bool sweep_applies(const LinkProfile& link, int ranks) {
+  return !link.alone.empty() && ranks >= 2 && link.alone_ranks == ranks;
+}
+
 double rank_allreduce_alone_seconds(const LinkProfile& link, const DeviceProfile& d, double floats,
                                     int ranks, bool bf16) {
   const double modelled = rank_allreduce_seconds(link, d, floats, ranks, bf16);
-  if (link.alone.empty() || !(floats > 0)) return modelled;
+  if (!sweep_applies(link, ranks) || !(floats > 0)) return modelled;
   return modelled * at_sweep_size(link.alone, floats, [&](const AllreduceAlone& a) {
            return (bf16 ? a.bf16_seconds : a.seconds) /
                   rank_allreduce_seconds(link, d, static_cast<double>(a.floats), ranks, bf16);
@@ -564,7 +568,7 @@ double rank_allreduce_alone_seconds(const LinkProfile& link, const DeviceProfile
 
 double rank_allreduce_in_backward_seconds(const LinkProfile& link, const DeviceProfile& d,
                                           double floats, int ranks, bool bf16) {
-  if (!bf16 || link.alone.empty() || !(floats > 0)) {
+  if (!bf16 || !sweep_applies(link, ranks) || !(floats > 0)) {
     return rank_allreduce_seconds(link, d, floats, ranks, bf16);
   }
   return rank_allreduce_seconds(link, d, floats, ranks, false) *

@@ -52,15 +52,18 @@ double bf16_allreduce_loop_seconds(const DeviceProfile& device, double floats, i
 double rank_allreduce_seconds(const LinkProfile& link, const DeviceProfile& device, double floats,
                               int ranks, bool bf16);
 
+// Whether the link's all-reduce sweep applies to `ranks` ranks: it was measured on as many.
+bool sweep_applies(const LinkProfile& link, int ranks);
+
 // The same all-reduce with nothing else running, as calibrate's sweep timed it: the
 // modelled seconds above times the sweep's measured-to-modelled ratio at `floats` (linear
 // in log size between the two nearest measured sizes, the nearest end's ratio beyond them).
-// The modelled seconds alone where the link has no sweep.
+// The modelled seconds alone where the sweep does not apply (sweep_applies).
 double rank_allreduce_alone_seconds(const LinkProfile& link, const DeviceProfile& device,
                                     double floats, int ranks, bool bf16);
 
 // The same all-reduce posted while backward runs on the rank's cores: float32 on the line
-// (rank_allreduce_seconds); bf16 too where the link has no sweep, and where it has one, the
+// (rank_allreduce_seconds); bf16 too where no sweep applies, and where one does, the
 // float32 line times the sweep's bf16-to-float32 ratio at `floats` (interpolated as above):
 // what compression costs and saves on this link, measured rather than derived from halved
 // bytes and the loops.

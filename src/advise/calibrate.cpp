@@ -108,9 +108,10 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
   return fit_dense_curve(widths, runs, &log, "calibrate", "--rows");
 }
 
-// The rank_rank link from the sweep, and the bf16 all-reduce's model checked against the
-// sweep's bf16 times (a held-out check: the model takes the float32 fit and the one-thread
-// probes of the bf16 loops, nothing from the bf16 runs).
+// The rank_rank link from the sweep, and the sweep itself with the ranks it ran on (the cost
+// model takes a step's last bucket and bf16's cost against float32 from it). Each point also
+// carries what the bf16 model of a link without a sweep (halved bytes on the float32 line and
+// the one-thread probes of the bf16 loops) predicts, checked against the measured bf16 time.
 void add_rank_link(const LinkSweep& link, const DeviceProfile& device, json& profile, json& sources,
                    json& measurements, std::ostream& log) {
   if (!(link.bandwidth > 0)) {
@@ -132,6 +133,7 @@ void add_rank_link(const LinkSweep& link, const DeviceProfile& device, json& pro
   const SweepPoint& top = link.points.back();
   const double top_model = points.back().at("bf16_predicted_seconds").get<double>();
   measurements["allreduce_sweep"] = points;
+  measurements["allreduce_sweep_ranks"] = link.ranks;
   sources["rank_rank"] = fmt::format(
       "Measured: float32 all-reduces of 2^10 to 2^24 floats between {} MPI ranks through the "
       "gradient communicator, best of 5 each; the ring's 2(R-1) latency + 2(R-1)/R bytes / "

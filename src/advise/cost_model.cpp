@@ -395,17 +395,22 @@ std::vector<std::string> advise(const HardwareProfile& hw, const Scenario& s,
         advice[i].rfind("Per-device batch", 0) == 0 || advice[i].rfind("Keep a replica", 0) == 0;
     if (measured_kind && batch_or_strategy) {
       advice[i] += " [validated: held-out runs on CPU devices, docs/SCALING.md]";
-    } else if (advice[i].rfind("bf16 gradient compression", 0) == 0 && hw.device.threads > 0 &&
-               s.ranks > 1 && !hw.rank_rank.alone.empty()) {
+    } else if (advice[i].rfind("bf16 gradient compression would be slower", 0) == 0 &&
+               hw.device.threads > 0 && sweep_applies(hw.rank_rank, s.ranks)) {
       advice[i] +=
           " [checked on 2 CPU ranks, 3 held-out runs: in the 3 of 48 pairs whose steps "
           "separated beyond one configuration built twice, bf16 was slower, as predicted; the "
           "rest were within the runs' spread, docs/SCALING.md]";
     } else if (advice[i].rfind("bf16 gradient compression", 0) == 0 && hw.device.threads > 0 &&
+               sweep_applies(hw.rank_rank, s.ranks)) {
+      advice[i] +=
+          " [not validated: in 3 held-out runs on 2 CPU ranks bf16 never measured faster than "
+          "float32 beyond the runs' spread, docs/SCALING.md]";
+    } else if (advice[i].rfind("bf16 gradient compression", 0) == 0 && hw.device.threads > 0 &&
                s.ranks > 1) {
       advice[i] +=
-          " [not validated: this link has no all-reduce sweep from tandem calibrate, so bf16 "
-          "is costed from halved bytes and its loops, which on 2 CPU ranks predicted bf16 "
+          " [not validated: no all-reduce sweep from tandem calibrate on this many ranks, so "
+          "bf16 is costed from halved bytes and its loops, which on 2 CPU ranks predicted bf16 "
           "faster where it measured slower, docs/SCALING.md]";
     } else if (advice[i].find(" MB buckets: ") != std::string::npos && hw.device.threads > 0) {
       advice[i] +=

@@ -300,9 +300,18 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   p.device_device = link(object(j, "device_device", origin), origin + ": device_device");
   if (j.contains("rank_rank")) {
     p.rank_rank = link(object(j, "rank_rank", origin), origin + ": rank_rank");
-    if (j.contains("measurements") && j.at("measurements").contains("allreduce_sweep")) {
-      p.rank_rank.alone = allreduce_sweep(j.at("measurements").at("allreduce_sweep"),
-                                          origin + ": measurements: allreduce_sweep");
+    // The sweep counts only with the ranks it ran on (profiles from before calibrate wrote
+    // them keep the line alone).
+    const json* m = j.contains("measurements") ? &j.at("measurements") : nullptr;
+    if (m && !m->is_object()) throw ConfigError(origin + ": 'measurements' must be an object");
+    if (m && m->contains("allreduce_sweep") && m->contains("allreduce_sweep_ranks")) {
+      p.rank_rank.alone_ranks = count(*m, "allreduce_sweep_ranks", origin + ": measurements", 0);
+      if (p.rank_rank.alone_ranks < 2) {
+        throw ConfigError(origin + ": measurements: 'allreduce_sweep_ranks' must be >= 2, got " +
+                          m->at("allreduce_sweep_ranks").dump());
+      }
+      p.rank_rank.alone =
+          allreduce_sweep(m->at("allreduce_sweep"), origin + ": measurements: allreduce_sweep");
     }
   }
   p.sources = j.contains("sources") ? j.at("sources") : json::object();

@@ -93,8 +93,10 @@ struct LinkProfile {
   double latency = 0;        // seconds per message
   int devices_per_link = 1;  // devices sharing one link (a PCIe switch, a K80 board)
   // rank_rank only: the sweep the line was fitted to, ascending in floats (the profile's
-  // measurements.allreduce_sweep); empty in profiles without one.
+  // measurements.allreduce_sweep), and the ranks it ran on (allreduce_sweep_ranks); empty
+  // in profiles without both.
   std::vector<AllreduceAlone> alone;
+  int alone_ranks = 0;
 };
 
 struct HardwareProfile {

@@ -240,7 +240,16 @@ TEST(Algorithms, TheLastBucketAcrossRanksRunsAsTheSweepTimedIt) {
   };
   EXPECT_EQ(rank_allreduce_alone_seconds(link, d, large, 2, false), line(large, false));
   link.alone = {{.floats = 1 << 10, .seconds = 5e-6, .bf16_seconds = 6e-6},
-                {.floats = 1 << 20, .seconds = 0.5e-3, .bf16_seconds = 0.9e-3}};
+                {.floats = 1 << 20, .seconds = 0.5e-3, .bf16_seconds = 0.9e-3},
+                {.floats = 1 << 24, .seconds = 30e-3, .bf16_seconds = 33e-3}};
+  // A sweep counts only on as many ranks as it ran on.
+  EXPECT_EQ(rank_allreduce_alone_seconds(link, d, large, 2, false), line(large, false));
+  link.alone_ranks = 2;
+  EXPECT_EQ(rank_allreduce_alone_seconds(link, d, large, 4, false),
+            rank_allreduce_seconds(link, d, large, 4, false));
+  EXPECT_EQ(rank_allreduce_in_backward_seconds(link, d, large, 4, true),
+            rank_allreduce_seconds(link, d, large, 4, true));
+  EXPECT_EQ(rank_allreduce_alone_seconds(link, d, large, 1, false), 0);  // nothing to reduce
   EXPECT_NEAR(rank_allreduce_alone_seconds(link, d, small, 2, false), 5e-6, 1e-15);
   EXPECT_NEAR(rank_allreduce_alone_seconds(link, d, small, 2, true), 6e-6, 1e-15);
   EXPECT_NEAR(rank_allreduce_alone_seconds(link, d, large, 2, false), 0.5e-3, 1e-15);
@@ -250,8 +259,11 @@ TEST(Algorithms, TheLastBucketAcrossRanksRunsAsTheSweepTimedIt) {
               line(mid, false) * (r_small + 0.5 * (r_large - r_small)), 1e-15);
   EXPECT_NEAR(rank_allreduce_alone_seconds(link, d, 100, 2, false), line(100, false) * r_small,
               1e-15);
+  const double top = 1 << 24, r_top = 30e-3 / line(top, false);
   EXPECT_NEAR(rank_allreduce_alone_seconds(link, d, 4 * large, 2, false),
-              line(4 * large, false) * r_large, 1e-12);
+              line(4 * large, false) * (r_large + 0.5 * (r_top - r_large)), 1e-12);
+  EXPECT_NEAR(rank_allreduce_alone_seconds(link, d, 4 * top, 2, false),
+              line(4 * top, false) * r_top, 1e-12);
   // A bucket posted while backward runs: float32 on the line; bf16 on the float32 line
   // times the sweep's bf16-to-float32 ratio (the line's own bf16 without a sweep).
   EXPECT_EQ(rank_allreduce_in_backward_seconds(link, d, mid, 2, false), line(mid, false));
@@ -260,7 +272,7 @@ TEST(Algorithms, TheLastBucketAcrossRanksRunsAsTheSweepTimedIt) {
   EXPECT_NEAR(rank_allreduce_in_backward_seconds(link, d, mid, 2, true),
               line(mid, false) * (1.2 + 0.5 * (1.8 - 1.2)), 1e-15);
   // The seed model's buckets in backward's order: layers 5-3, layer 2 (33.6 MB, over 25 MB),
-  // then layer 1 (784 x 4096 + 4096), posted last.
+  // then layer 1 (784 x 4096 + 4096), posted last; all between the sweep's 2^20 and 2^24.
   HardwareProfile hw = cpu_profile();
   hw.rank_rank = link;
   Scenario s = seed(1);
@@ -332,13 +344,26 @@ TEST(Algorithms, AdviceOffersOnlyWhatTheAlgorithmRunsAndSaysWhatItRestsOn) {
   advice = advise(hw, s, predict_all(hw, s, {1}));
   EXPECT_TRUE(mentions(advice, "bf16 gradient compression halves the bytes"));
   // Costed from halved bytes (no sweep on this link), bf16 was contradicted between 2 CPU
-  // ranks; costed from calibrate's sweep, it was not.
-  EXPECT_TRUE(mentions(advice, "[not validated: this link has no all-reduce sweep"));
+  // ranks; costed from calibrate's sweep, it was not, and it never measured faster.
+  EXPECT_TRUE(mentions(advice, "[not validated: no all-reduce sweep from tandem calibrate"));
   hw.rank_rank.alone = {{.floats = 1 << 10, .seconds = 5e-6, .bf16_seconds = 4e-6},
                         {.floats = 1 << 24, .seconds = 0.6, .bf16_seconds = 0.3}};
+  hw.rank_rank.alone_ranks = 2;
   advice = advise(hw, s, predict_all(hw, s, {1}));
+  EXPECT_TRUE(mentions(advice, "bf16 gradient compression halves the bytes"));
+  EXPECT_TRUE(mentions(advice, "bf16 never measured faster than float32")) << advice.front();
+  EXPECT_FALSE(mentions(advice, "[checked on 2 CPU ranks"));
+  for (auto& point : hw.rank_rank.alone) point.bf16_seconds = 2 * point.seconds;
+  advice = advise(hw, s, predict_all(hw, s, {1}));
+  EXPECT_TRUE(mentions(advice, "bf16 gradient compression would be slower here"));
   EXPECT_TRUE(mentions(advice, "[checked on 2 CPU ranks, 3 held-out runs")) << advice.front();
+  // On 4 ranks the 2-rank sweep does not count: halved bytes again, not validated.
+  s.ranks = 4;
+  advice = advise(hw, s, predict_all(hw, s, {1}));
+  EXPECT_TRUE(mentions(advice, "[not validated: no all-reduce sweep from tandem calibrate"));
+  s.ranks = 2;
   hw.rank_rank.alone.clear();
+  hw.rank_rank.alone_ranks = 0;
   EXPECT_TRUE(mentions(advice, "[not validated by a measured run]"));  // the link line
   // A bucket size, on a link whose latency makes fewer buckets pay (6 of the deep model's
   // layers in their own buckets by default, 2 at 25 MB): the line says what the runs on CPU

@@ -113,18 +113,23 @@ TEST(HardwareProfileFile, Bf16LoopsAreReadAndCheckedAscending) {
                       });
 }
 
-// The all-reduce sweep between ranks (measurements.allreduce_sweep, as calibrate writes it)
-// is the rank_rank link's measurements alone: read back; malformed ones refused; without a
-// rank_rank link it is not read.
+// The all-reduce sweep between ranks (measurements.allreduce_sweep and the ranks it ran on,
+// as calibrate writes them) is the rank_rank link's measurements alone: read back; malformed
+// ones refused; without a rank_rank link, or without its ranks, it is not read.
 TEST(HardwareProfileFile, AllreduceSweepIsReadWithTheRankLink) {
   test::TempDir dir;
   json j = shipped_profile("this-machine-cpu");
   j["measurements"]["allreduce_sweep"] = {
       {{"floats", 1024}, {"seconds", 6e-6}, {"bf16_seconds", 7e-6}},
       {{"floats", 1 << 24}, {"seconds", 3e-2}, {"bf16_seconds", 3.3e-2}}};
+  j["measurements"]["allreduce_sweep_ranks"] = 2;
   EXPECT_TRUE(load_hardware_profile(write_profile(dir, j)).rank_rank.alone.empty());
   j["rank_rank"] = {{"bandwidth", 1.8e9}, {"latency", 3e-6}};
+  json older = j;
+  older["measurements"].erase("allreduce_sweep_ranks");
+  EXPECT_TRUE(load_hardware_profile(write_profile(dir, older)).rank_rank.alone.empty());
   const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  EXPECT_EQ(hw.rank_rank.alone_ranks, 2);
   ASSERT_EQ(hw.rank_rank.alone.size(), 2u);
   EXPECT_EQ(hw.rank_rank.alone[1].floats, 1 << 24);
   EXPECT_DOUBLE_EQ(hw.rank_rank.alone[0].seconds, 6e-6);
@@ -137,7 +142,15 @@ TEST(HardwareProfileFile, AllreduceSweepIsReadWithTheRankLink) {
           {[](json& l) { l[1]["floats"] = 1024; }, "must ascend in 'floats', got 1024 after 1024"},
           {[](json& l) { l[0]["seconds"] = 0; }, "seconds"},
           {[](json& l) { l[1].erase("bf16_seconds"); }, "bf16_seconds"},
+          {[](json& l) { l[0] = 7; }, "needs 'floats'"},
+          {[](json& l) { l[0]["seconds"] = "fast"; }, "seconds"},
       });
+  expect_each_refused(dir, j, "/measurements", "measurements",
+                      {
+                          {[](json& m) { m = json::array(); }, "must be an object"},
+                          {[](json& m) { m["allreduce_sweep_ranks"] = 1; }, "must be >= 2"},
+                          {[](json& m) { m["allreduce_sweep_ranks"] = "two"; }, "whole number"},
+                      });
 }
 
 // device.conv_shapes and conv_step_scale: read back as written; malformed ones refused.

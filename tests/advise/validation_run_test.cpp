@@ -135,6 +135,26 @@ TEST(ValidationRun, TheAdvisedChoicesOnTheCommittedRuns) {
   const auto lined = check_advice(recompute_validation(mpi, profile_of(line_only)));
   EXPECT_THAT(advice_check_table(lined),
               ::testing::HasSubstr("contradicted: 784-8192-10, batch 32"));
+  // The three runs on 2 ranks held out from the sweep's use: the 3 bf16 pairs that separate
+  // beyond one configuration built twice all go the way the model predicts; with the line
+  // alone, all 3 contradict it.
+  int held_out = 0, held_out_lined = 0;
+  for (int k = 1; k <= 3; ++k) {
+    const json r = validation_run(fmt::format("repeated/held_out/mpi_run{}.json", k));
+    for (const AdviceCheck& c :
+         check_advice(recompute_validation(r, profile_of(r.at("profile"))))) {
+      if (c.choice != AdvisedChoice::bf16_over_float32) continue;
+      EXPECT_FALSE(c.contradicted()) << c.model << " batch " << c.batch;
+      held_out += c.separated;
+    }
+    json no_sweep = r.at("profile");
+    no_sweep["measurements"].erase("allreduce_sweep");
+    for (const AdviceCheck& c : check_advice(recompute_validation(r, profile_of(no_sweep)))) {
+      if (c.choice == AdvisedChoice::bf16_over_float32) held_out_lined += c.contradicted();
+    }
+  }
+  EXPECT_EQ(held_out, 3);
+  EXPECT_EQ(held_out_lined, 3);
 }
 
 // The check itself: a separated pair in the other order contradicts the advice, an

@@ -18,6 +18,7 @@ assert p["rank_rank"]["bandwidth"] > 0 and p["rank_rank"]["latency"] >= 0, p["ra
 assert "MPI ranks" in p["sources"]["rank_rank"], p["sources"]["rank_rank"]
 sweep = p["measurements"]["allreduce_sweep"]
 assert len(sweep) == 8 and all(s["seconds"] > 0 and s["bf16_seconds"] > 0 for s in sweep), sweep
+assert p["measurements"]["allreduce_sweep_ranks"] == 2, p["measurements"]
 PY
 "$TANDEM" advise --hardware "$WORK/p.json" --layers 256 --strategy mirrored --devices 1 \
   --ranks 2 > "$WORK/advise" 2>&1 || { cat "$WORK/advise"; fail "advise could not read it"; }
