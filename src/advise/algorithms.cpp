@@ -493,20 +493,26 @@ Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
   return finish(p);
 }
 
-// One loop's seconds per float at `floats`, from its measurements at the nearest sizes
-// below and above (linear in log size; the end's figure beyond the measured range).
-double per_float_at(const std::vector<Bf16LoopSeconds>& loops, double floats,
-                    double Bf16LoopSeconds::*loop) {
-  if (floats <= static_cast<double>(loops.front().floats)) return loops.front().*loop;
-  for (size_t i = 1; i < loops.size(); ++i) {
-    const double hi = static_cast<double>(loops[i].floats);
+// `value` of measured points (ascending in `floats`) at `floats`: linear in log size between
+// the two nearest measured sizes, the nearest end's value beyond them.
+template <typename Point, typename Value>
+double at_size(const std::vector<Point>& points, double floats, Value value) {
+  if (floats <= static_cast<double>(points.front().floats)) return value(points.front());
+  for (size_t i = 1; i < points.size(); ++i) {
+    const double hi = static_cast<double>(points[i].floats);
     if (floats <= hi) {
-      const double lo = static_cast<double>(loops[i - 1].floats);
+      const double lo = static_cast<double>(points[i - 1].floats);
       const double t = std::log(floats / lo) / std::log(hi / lo);
-      return loops[i - 1].*loop + t * (loops[i].*loop - loops[i - 1].*loop);
+      return value(points[i - 1]) + t * (value(points[i]) - value(points[i - 1]));
     }
   }
-  return loops.back().*loop;
+  return value(points.back());
+}
+
+// One loop's seconds per float at `floats`, from its measurements at the nearest sizes.
+double per_float_at(const std::vector<Bf16LoopSeconds>& loops, double floats,
+                    double Bf16LoopSeconds::*loop) {
+  return at_size(loops, floats, [loop](const Bf16LoopSeconds& l) { return l.*loop; });
 }
 
 }  // namespace
@@ -532,26 +538,6 @@ double rank_allreduce_seconds(const LinkProfile& link, const DeviceProfile& d, d
   return seconds;
 }
 
-namespace {
-
-// `value` of the sweep's points at `floats`: linear in log size between the two nearest
-// measured sizes, the nearest end's value beyond them.
-template <typename Value>
-double at_sweep_size(const std::vector<AllreduceAlone>& sweep, double floats, Value value) {
-  if (floats <= static_cast<double>(sweep.front().floats)) return value(sweep.front());
-  for (size_t i = 1; i < sweep.size(); ++i) {
-    const double hi = static_cast<double>(sweep[i].floats);
-    if (floats <= hi) {
-      const double lo = static_cast<double>(sweep[i - 1].floats);
-      const double t = std::log(floats / lo) / std::log(hi / lo);
-      return value(sweep[i - 1]) + t * (value(sweep[i]) - value(sweep[i - 1]));
-    }
-  }
-  return value(sweep.back());
-}
-
-}  // namespace
-
 bool sweep_applies(const LinkProfile& link, int ranks) {
   return !link.alone.empty() && ranks >= 2 && link.alone_ranks == ranks;
 }
@@ -560,7 +546,7 @@ double rank_allreduce_alone_seconds(const LinkProfile& link, const DeviceProfile
                                     int ranks, bool bf16) {
   const double modelled = rank_allreduce_seconds(link, d, floats, ranks, bf16);
   if (!sweep_applies(link, ranks) || !(floats > 0)) return modelled;
-  return modelled * at_sweep_size(link.alone, floats, [&](const AllreduceAlone& a) {
+  return modelled * at_size(link.alone, floats, [&](const AllreduceAlone& a) {
            return (bf16 ? a.bf16_seconds : a.seconds) /
                   rank_allreduce_seconds(link, d, static_cast<double>(a.floats), ranks, bf16);
          });
@@ -572,8 +558,8 @@ double rank_allreduce_in_backward_seconds(const LinkProfile& link, const DeviceP
     return rank_allreduce_seconds(link, d, floats, ranks, bf16);
   }
   return rank_allreduce_seconds(link, d, floats, ranks, false) *
-         at_sweep_size(link.alone, floats,
-                       [](const AllreduceAlone& a) { return a.bf16_seconds / a.seconds; });
+         at_size(link.alone, floats,
+                 [](const AllreduceAlone& a) { return a.bf16_seconds / a.seconds; });
 }
 
 const std::vector<AlgorithmModel>& algorithm_models() {

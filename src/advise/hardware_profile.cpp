@@ -115,22 +115,29 @@ LinkProfile link(const json& j, const std::string& where) {
   return l;
 }
 
+// An entry of a list measured at ascending sizes: its 'floats', a whole number >= 1 above
+// the previous entry's (`previous`; 0 before the first).
+int64_t ascending_floats(const json& c, int64_t previous, const std::string& where) {
+  if (!c.is_object() || !c.contains("floats") || !c.at("floats").is_number_integer() ||
+      c.at("floats").get<int64_t>() < 1) {
+    throw ConfigError(where + ": each entry needs 'floats', a whole number >= 1");
+  }
+  const int64_t floats = c.at("floats").get<int64_t>();
+  if (previous > 0 && floats <= previous) {
+    throw ConfigError(where + ": entries must ascend in 'floats', got " + std::to_string(floats) +
+                      " after " + std::to_string(previous));
+  }
+  return floats;
+}
+
 // calibrate's all-reduce sweep between ranks (measurements.allreduce_sweep): sizes ascending,
 // each with its float32 and bf16 seconds.
 std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& where) {
   if (!j.is_array()) throw ConfigError(where + " must be an array");
   std::vector<AllreduceAlone> out;
   for (const json& c : j) {
-    if (!c.is_object() || !c.contains("floats") || !c.at("floats").is_number_integer() ||
-        c.at("floats").get<int64_t>() < 1) {
-      throw ConfigError(where + ": each entry needs 'floats', a whole number >= 1");
-    }
     AllreduceAlone a;
-    a.floats = c.at("floats").get<int64_t>();
-    if (!out.empty() && a.floats <= out.back().floats) {
-      throw ConfigError(where + ": entries must ascend in 'floats', got " +
-                        std::to_string(a.floats) + " after " + std::to_string(out.back().floats));
-    }
+    a.floats = ascending_floats(c, out.empty() ? 0 : out.back().floats, where);
     a.seconds = positive(c, "seconds", where);
     a.bf16_seconds = positive(c, "bf16_seconds", where);
     out.push_back(a);
@@ -254,17 +261,9 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
     const std::string where = d + ": bf16_loops";
     if (!dj.at("bf16_loops").is_array()) throw ConfigError(where + " must be an array");
     for (const json& c : dj.at("bf16_loops")) {
-      if (!c.is_object() || !c.contains("floats") || !c.at("floats").is_number_integer() ||
-          c.at("floats").get<int64_t>() < 1) {
-        throw ConfigError(where + ": each entry needs 'floats', a whole number >= 1");
-      }
       Bf16LoopSeconds loops;
-      loops.floats = c.at("floats").get<int64_t>();
-      if (!p.device.bf16_loops.empty() && loops.floats <= p.device.bf16_loops.back().floats) {
-        throw ConfigError(where + ": entries must ascend in 'floats', got " +
-                          std::to_string(loops.floats) + " after " +
-                          std::to_string(p.device.bf16_loops.back().floats));
-      }
+      loops.floats = ascending_floats(
+          c, p.device.bf16_loops.empty() ? 0 : p.device.bf16_loops.back().floats, where);
       loops.pack = positive(c, "pack", where);
       loops.unpack = positive(c, "unpack", where);
       loops.sum = positive(c, "sum", where);
