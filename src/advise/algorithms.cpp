@@ -41,8 +41,9 @@ double layer_seconds(const DeviceProfile& d, const LayerCost& l, int64_t rows, b
             r * per_row / ((d.conv_flops > 0 ? d.conv_flops : d.sustained_flops) * share.compute);
       }
     } else {
-      seconds +=
-          (r * per_row / share.compute + per_row * d.half_rows / share.memory) / d.sustained_flops;
+      const RowRate rate = dense_rate_at(d, rows);
+      seconds += (r * per_row / share.compute + per_row * rate.half_rows / share.memory) /
+                 rate.sustained_flops;
     }
   }
   return seconds;
@@ -121,11 +122,13 @@ double update_seconds(const HardwareProfile& hw, const Scenario& s, double param
 // the cost model's rate sustained * r / (r + half_rows) is flops / sustained plus
 // flops_per_row * half_rows / sustained, a fixed cost per pass proportional to the layer's
 // weights (streaming them). The weight-gradient pass is as many FLOPs as forward.
-double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, Shares share) {
+double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows,
+                                 Shares share) {
+  const RowRate rate = dense_rate_at(d, rows);
   double s = 0;
   for (const auto& l : m.layers) {
     if (l.kind == CostKind::dense) {
-      s += l.forward_flops * d.half_rows / d.sustained_flops / share.memory;
+      s += l.forward_flops * rate.half_rows / rate.sustained_flops / share.memory;
     }
   }
   return s;
@@ -200,8 +203,9 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   const int64_t rows = rows_per_device(s);
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
-  p.phases["compute"] += backward_seconds(hw.device, s.model, rows, share) -
-                         (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, share);
+  p.phases["compute"] +=
+      backward_seconds(hw.device, s.model, rows, share) -
+      (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share);
   p.phases["allreduce"] = layers_with_params(s.model) * hw.device_device.latency;
   p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()) / n);
   p.phases["overhead"] += hw.device.barrier;
@@ -516,6 +520,34 @@ double per_float_at(const std::vector<Bf16LoopSeconds>& loops, double floats,
 }
 
 }  // namespace
+
+RowRate dense_rate_at(const DeviceProfile& d, int64_t rows) {
+  const auto& p = d.row_points;
+  if (p.size() < 2 || !(d.row_points_flops > 0) || rows < 1) {
+    return {d.sustained_flops, d.half_rows};
+  }
+  const double r = static_cast<double>(rows);
+  // The curve's compute seconds c at r and its slope there (seconds per row).
+  double c = 0, slope = 0;
+  if (rows > p.back().rows) {
+    const DenseRowsSeconds &lo = p[p.size() - 2], &hi = p.back();
+    slope = std::max(
+        0.0, (hi.compute_seconds - lo.compute_seconds) / static_cast<double>(hi.rows - lo.rows));
+    c = hi.compute_seconds + slope * (r - static_cast<double>(hi.rows));
+  } else {
+    size_t i = 1;
+    while (i + 1 < p.size() && rows > p[i].rows) ++i;
+    const DenseRowsSeconds &lo = p[i - 1], &hi = p[i];
+    const double power = std::log(hi.compute_seconds / lo.compute_seconds) /
+                         std::log(static_cast<double>(hi.rows) / static_cast<double>(lo.rows));
+    c = lo.compute_seconds * std::pow(r / static_cast<double>(lo.rows), power);
+    slope = power * c / r;
+  }
+  // The tangent c = slope * (r + half): its share of the rows, between a twentieth (a flat or
+  // falling stretch, measured noise) and all of it (a growing slope has no fixed part).
+  const double grows = std::clamp(slope * r / c, 0.05, 1.0);
+  return {d.row_points_flops * r / (grows * c), r * (1.0 - grows) / grows};
+}
 
 double bf16_allreduce_loop_seconds(const DeviceProfile& d, double floats, int ranks) {
   const double others = static_cast<double>(ranks - 1) / ranks;

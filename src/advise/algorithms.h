@@ -70,6 +70,18 @@ double rank_allreduce_alone_seconds(const LinkProfile& link, const DeviceProfile
 double rank_allreduce_in_backward_seconds(const LinkProfile& link, const DeviceProfile& device,
                                           double floats, int ranks, bool bf16);
 
+// A Dense layer's rate at `rows` rows per device: sustained_flops * r / (r + half_rows). From
+// the device's line, or where the device carries the measured steps of the model predicted
+// (row_points), from the tangent to that curve at `rows`: between two measured row counts
+// the curve is a power law through both (steps grow less than in proportion to the rows
+// there); beyond the largest, the line through the last two (the steps grow in proportion
+// by then); below the smallest, the first two's power law. The tangent's intercept is the
+// fixed part (at most the whole step, never negative), so one device's compute at `rows` is
+// the curve's value there.
+struct RowRate {
+  double sustained_flops = 0, half_rows = 0;
+};
+RowRate dense_rate_at(const DeviceProfile& device, int64_t rows);
 // One step of the scenario under `algorithm`: step_seconds, phases and busy times.
 Prediction simulate(const HardwareProfile& hardware, const Scenario& scenario, Algorithm algorithm);
 

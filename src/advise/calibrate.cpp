@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <tuple>
 
@@ -55,7 +56,24 @@ struct DenseCurve {
   DenseRate rate;
   std::vector<double> steps, updates;
   json steps_json = json::array();
+  // The compute seconds at each row count, ascending in rows (one row count measured twice:
+  // their mean): the curve the cost model follows (dense_rates[].points).
+  json points = json::array();
 };
+
+json rows_points(const std::vector<double>& rows, const std::vector<double>& compute) {
+  std::map<int64_t, std::pair<double, int>> by_rows;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto& [sum, count] = by_rows[static_cast<int64_t>(rows[i])];
+    sum += compute[i];
+    ++count;
+  }
+  json points = json::array();
+  for (const auto& [r, sum_count] : by_rows) {
+    points.push_back({{"rows", r}, {"compute_seconds", sum_count.first / sum_count.second}});
+  }
+  return points;
+}
 
 // The rate line through 1-device runs of one dense model at several row counts; an error
 // names the command and its option for the row counts.
@@ -81,6 +99,7 @@ DenseCurve fit_dense_curve(const std::vector<int64_t>& widths,
     }
   }
   c.rate = dense_rate_from_steps(c.cost.step_flops(1), rows, compute);
+  c.points = rows_points(rows, compute);
   if (!(c.rate.slope > 0)) {
     std::string at;
     for (const auto& run : runs) at += (at.empty() ? "" : ", ") + std::to_string(run->rows());
@@ -285,6 +304,12 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
         {"threads", threads},
         {"sustained_flops", sustained},
         {"half_rows", half_rows},
+        // The model measured follows its own steps piecewise in rows (the line above serves
+        // other models).
+        {"dense_rates", json::array({{{"widths", plan.widths},
+                                      {"sustained_flops", sustained},
+                                      {"half_rows", half_rows},
+                                      {"points", main.points}}})},
         {"memory_bandwidth", memory_bandwidth},
         {"concurrent_memory_share", share},
         {"concurrent_compute_share", compute_share},
@@ -296,6 +321,9 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
       {"host_device", {{"bandwidth", copy}, {"latency", latency}, {"devices_per_link", 1}}},
       {"device_device", {{"bandwidth", sum}, {"latency", latency}}}};
   json sources = {
+      {"device.dense_rates " + widths,
+       "Measured: the steps behind device.sustained_flops, less their update, at each row "
+       "count (points: compute seconds), followed piecewise in rows"},
       {"device.sustained_flops, device.half_rows",
        fmt::format("Measured: {} training Dense {} (RMSprop) at {} rows, {}: steps of {} less "
                    "their update; the least-squares line through compute(rows) = {:.4g} "
@@ -449,10 +477,12 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
     const std::string name = fmt::format("{}", fmt::join(widths, "-"));
     profile["device"]["dense_rates"].push_back({{"widths", widths},
                                                 {"sustained_flops", c.rate.sustained_flops},
-                                                {"half_rows", c.rate.half_rows}});
+                                                {"half_rows", c.rate.half_rows},
+                                                {"points", c.points}});
     sources["device.dense_rates " + name] = fmt::format(
         "Measured as device.sustained_flops, on Dense {}: steps of {} at {} rows; slope {:.4g} "
-        "ms/row, intercept {:.4g} ms",
+        "ms/row, intercept {:.4g} ms; those steps less their update (points) are followed "
+        "piecewise in rows",
         name, list(c.steps, 1e3, " ms"), fmt::join(plan.rows, ", "), c.rate.slope * 1e3,
         c.rate.intercept * 1e3);
     measurements["dense_rates_steps"][name] = c.steps_json;
@@ -485,13 +515,24 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
       fit_dense_curve(widths, runs, nullptr, "bench validate", "--calibration-rows");
   auto& curves = hw.device.dense_rates;
   std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
-  curves.push_back({widths, c.rate.sustained_flops, c.rate.half_rows});
+  DenseRateCurve measured{widths, c.rate.sustained_flops, c.rate.half_rows, {}};
+  for (const json& p : c.points) {
+    measured.points.push_back({p.at("rows").get<int64_t>(), p.at("compute_seconds").get<double>()});
+  }
+  curves.push_back(measured);
   // The document follows the parsed curves.
   json& document = hw.document["device"]["dense_rates"];
   document = json::array();
   for (const DenseRateCurve& k : curves) {
-    document.push_back(
-        {{"widths", k.widths}, {"sustained_flops", k.sustained_flops}, {"half_rows", k.half_rows}});
+    json entry = {
+        {"widths", k.widths}, {"sustained_flops", k.sustained_flops}, {"half_rows", k.half_rows}};
+    if (!k.points.empty()) {
+      entry["points"] = json::array();
+      for (const DenseRowsSeconds& p : k.points) {
+        entry["points"].push_back({{"rows", p.rows}, {"compute_seconds", p.compute_seconds}});
+      }
+    }
+    document.push_back(entry);
   }
   json entry = document.back();
   entry["steps"] = c.steps_json;

@@ -256,6 +256,9 @@ Prediction predict(const HardwareProfile& hw, const Scenario& s) {
     HardwareProfile own = hw;
     own.device.sustained_flops = curve->sustained_flops;
     own.device.half_rows = curve->half_rows;
+    // Its measured steps, where the profile has them, are followed piecewise in rows.
+    own.device.row_points = curve->points;
+    own.device.row_points_flops = s.model.step_flops(1);
     p = simulate(own, s, algorithm);
     p.model_rate = true;
   } else {

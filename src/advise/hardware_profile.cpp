@@ -145,6 +145,28 @@ std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& wh
   return out;
 }
 
+// A dense model's measured steps (dense_rates[].points): rows ascending, compute seconds > 0,
+// two or more (the curve is followed between them).
+std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& where) {
+  if (!j.is_array() || j.size() < 2) {
+    throw ConfigError(where + " must be an array of 2 or more {rows, compute_seconds}");
+  }
+  std::vector<DenseRowsSeconds> out;
+  for (const json& c : j) {
+    if (!c.is_object() || !c.contains("rows") || !c.at("rows").is_number_integer() ||
+        c.at("rows").get<int64_t>() < 1) {
+      throw ConfigError(where + ": each entry needs 'rows', a whole number >= 1");
+    }
+    DenseRowsSeconds point{c.at("rows").get<int64_t>(), positive(c, "compute_seconds", where)};
+    if (!out.empty() && point.rows <= out.back().rows) {
+      throw ConfigError(where + ": entries must ascend in 'rows', got " +
+                        std::to_string(point.rows) + " after " + std::to_string(out.back().rows));
+    }
+    out.push_back(point);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string profiles_directory() {
@@ -287,6 +309,7 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
       }
       curve.sustained_flops = positive(c, "sustained_flops", where);
       curve.half_rows = non_negative(c, "half_rows", where, 0);
+      if (c.contains("points")) curve.points = dense_points(c.at("points"), where + ": points");
       p.device.dense_rates.push_back(curve);
     }
   }

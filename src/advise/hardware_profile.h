@@ -12,11 +12,20 @@
 
 namespace tandem::detail {
 
+// One row count of a dense model's 1-device steps: their median less the update, seconds.
+struct DenseRowsSeconds {
+  int64_t rows = 0;
+  double compute_seconds = 0;
+};
+
 // A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own
-// rates: a Dense(10) after 8192 units uses the cores less than the seed's layers).
+// rates: a Dense(10) after 8192 units uses the cores less than the seed's layers): the line
+// through its steps, and (profiles since 2026-12-03) the steps themselves, ascending in rows,
+// which the cost model follows piecewise (the rate is no line at few rows: docs/SCALING.md).
 struct DenseRateCurve {
   std::vector<int64_t> widths;  // input, hidden..., output
   double sustained_flops = 0, half_rows = 0;
+  std::vector<DenseRowsSeconds> points;  // empty: the line
 };
 
 // Seconds per float of the bfloat16 loops (parallel/bf16.h) over buffers of `floats` floats,
@@ -46,6 +55,11 @@ struct DeviceProfile {
   double sustained_flops = 0;
   double half_rows = 0;
   std::vector<DenseRateCurve> dense_rates;  // used for exactly these models
+  // The measured steps of the model being predicted (its dense_rates entry's points, set by
+  // predict) and its FLOPs per sample: when set, a Dense layer at r rows takes the rate of
+  // that curve at r (dense_rate_at, algorithms.h) instead of the line above.
+  std::vector<DenseRowsSeconds> row_points;
+  double row_points_flops = 0;
   // FLOP/s of convolutions (their GEMM rows are samples x output pixels, so they keep their
   // rate at small batches); 0: sustained_flops.
   double conv_flops = 0;

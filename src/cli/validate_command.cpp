@@ -75,7 +75,8 @@ CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& o) {
   add_timing_options(*cmd, o.steps, o.repeats);
   cmd->add_option("--calibration-rows", o.calibration_rows,
                   "Rows of the 1-device runs each model's dense rate curve is measured again "
-                  "from, interleaved with its configurations, with the concurrency probes "
+                  "from (followed piecewise in rows; the default's are rows no configuration "
+                  "runs), interleaved with its configurations, with the concurrency probes "
                   "(none: the profile as it is)")
       ->type_name("R,R,...|none")
       ->capture_default_str();

@@ -21,7 +21,8 @@ struct ValidateOptions {
   int devices = 2;
   int steps = 3, repeats = 5;
   // 1-device rows each model's rate curve is measured again at (none: the profile's).
-  std::string calibration_rows = "16,64,256";
+  // Between and around the rows the configurations run (batches / 8 to batches), none of them.
+  std::string calibration_rows = "6,12,24,48,96,192,384,768,1536";
   double speedup_tolerance = 0.15, step_tolerance = 0.20;
   // Bucket sizes (MB) measured besides the default, where gradients are reduced in buckets:
   // the all-reduce reducer on N devices, or R ranks (none: the default only).

@@ -5,12 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "advise/cost_model.h"
 #include "tandem/zoo.h"
 
 namespace tandem::detail {
@@ -188,6 +190,65 @@ TEST(Algorithms, EachAlgorithmCostsWhatItsCodeDoes) {
   const double slow_f32 = simulate(slow_link, s, Algorithm::hierarchical).step_seconds;
   s.bf16 = true;
   EXPECT_LT(simulate(slow_link, s, Algorithm::hierarchical).step_seconds, slow_f32);
+}
+
+// A dense model's measured steps are followed piecewise in rows: at a measured row count one
+// device computes exactly what was measured; between two, the power law through both; beyond
+// the largest, the line through the last two; below the smallest, the first two's power law.
+// The tangent's intercept is the fixed part, never negative, never more than the step.
+TEST(Algorithms, ADenseModelsMeasuredStepsAreFollowedPiecewiseInRows) {
+  DeviceProfile d;
+  d.sustained_flops = 100e9;
+  d.half_rows = 10;
+  const double flops = 1e6;
+  const auto compute = [&](int64_t rows) {
+    const RowRate rate = dense_rate_at(d, rows);
+    EXPECT_GE(rate.half_rows, 0);
+    return flops * (static_cast<double>(rows) + rate.half_rows) / rate.sustained_flops;
+  };
+  EXPECT_EQ(dense_rate_at(d, 32).sustained_flops, 100e9);  // no points: the line
+  EXPECT_EQ(dense_rate_at(d, 32).half_rows, 10);
+  d.row_points = {{16, 4e-3}, {64, 8e-3}, {256, 24e-3}};
+  EXPECT_EQ(dense_rate_at(d, 32).half_rows, 10);  // without the model's FLOPs: the line
+  d.row_points_flops = flops;
+  EXPECT_NEAR(compute(16), 4e-3, 1e-15);
+  EXPECT_NEAR(compute(64), 8e-3, 1e-15);
+  EXPECT_NEAR(compute(256), 24e-3, 1e-15);
+  // 16 -> 64 rows doubled the step: a power of 1/2, whose tangent at 32 rows meets zero
+  // seconds at -32 rows (half_rows 32).
+  EXPECT_NEAR(compute(32), 4e-3 * std::sqrt(2.0), 1e-15);
+  EXPECT_NEAR(dense_rate_at(d, 32).half_rows, 32, 1e-9);
+  EXPECT_NEAR(compute(8), 4e-3 / std::sqrt(2.0), 1e-15);
+  // Beyond 256 rows: the line through 64 and 256 (16 ms per 192 rows), whose intercept
+  // is 8 - 64 x 16 / 192 = 2.67 ms: 32 rows' worth.
+  EXPECT_NEAR(compute(512), 24e-3 + 256 * 16e-3 / 192, 1e-15);
+  EXPECT_NEAR(dense_rate_at(d, 512).half_rows, 32, 1e-9);
+  // A falling stretch (noise) keeps the measured step, nearly all of it fixed; a stretch
+  // steeper than in proportion to the rows keeps it with no fixed part.
+  d.row_points = {{16, 5e-3}, {64, 4e-3}, {128, 16e-3}};
+  EXPECT_NEAR(compute(32), 5e-3 * std::pow(2.0, std::log(0.8) / std::log(4.0)), 1e-15);
+  EXPECT_NEAR(dense_rate_at(d, 32).half_rows, 32 * 19, 1e-9);
+  EXPECT_NEAR(compute(96), 4e-3 * std::pow(1.5, 2.0), 1e-15);
+  EXPECT_EQ(dense_rate_at(d, 96).half_rows, 0);
+  d.row_points = {{16, 5e-3}, {64, 4e-3}};
+  EXPECT_NEAR(compute(128), 4e-3, 1e-15);  // beyond a falling last stretch: flat
+
+  // predict() follows the points of the model's own dense_rates entry: one device's compute
+  // moves by the curve's value less the line's, the rest of the step unchanged.
+  HardwareProfile hw = cpu_profile();
+  Scenario s = seed(1);
+  s.batch = 32;
+  const double f = s.model.step_flops(1);
+  hw.device.dense_rates = {{s.model.widths, 100e9, 16, {}}};
+  const Prediction line = predict(hw, s);
+  hw.device.dense_rates[0].points = {{16, 10e-3}, {64, 30e-3}};
+  const Prediction curve = predict(hw, s);
+  EXPECT_NEAR(curve.phases.at("compute") - line.phases.at("compute"),
+              10e-3 * std::pow(2.0, std::log(3.0) / std::log(4.0)) - f * (32 + 16) / 100e9, 1e-12);
+  EXPECT_EQ(curve.phases.at("optimizer"), line.phases.at("optimizer"));
+  // Another model keeps the line.
+  hw.device.dense_rates[0].widths = {784, 10};
+  EXPECT_EQ(predict(hw, s).step_seconds, line.step_seconds);
 }
 
 // The bf16 loops cost what they were measured to at the bucket's size: pack and unpack every

@@ -153,6 +153,40 @@ TEST(HardwareProfileFile, AllreduceSweepIsReadWithTheRankLink) {
                       });
 }
 
+// A dense model's measured steps (dense_rates[].points): read back ascending; malformed ones
+// refused naming the file and the field; an entry without them keeps its line.
+TEST(HardwareProfileFile, DenseRatePointsAreReadAndChecked) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["device"]["dense_rates"] = {
+      {{"widths", {784, 256, 10}},
+       {"sustained_flops", 1e11},
+       {"half_rows", 12},
+       {"points",
+        {{{"rows", 12}, {"compute_seconds", 1e-4}}, {{"rows", 48}, {"compute_seconds", 3e-4}}}}}};
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  ASSERT_EQ(hw.device.dense_rates.size(), 1u);
+  ASSERT_EQ(hw.device.dense_rates[0].points.size(), 2u);
+  EXPECT_EQ(hw.device.dense_rates[0].points[1].rows, 48);
+  EXPECT_DOUBLE_EQ(hw.device.dense_rates[0].points[0].compute_seconds, 1e-4);
+  json line = j;
+  line["device"]["dense_rates"][0].erase("points");
+  EXPECT_TRUE(load_hardware_profile(write_profile(dir, line)).device.dense_rates[0].points.empty());
+  expect_each_refused(
+      dir, j, "/device/dense_rates/0/points", "points",
+      {
+          {[](json& p) { p = "fast"; }, "must be an array of 2 or more"},
+          {[](json& p) { p.erase(1); }, "must be an array of 2 or more"},
+          {[](json& p) { p[0].erase("rows"); }, "needs 'rows'"},
+          {[](json& p) { p[0]["rows"] = 0; }, "needs 'rows'"},
+          {[](json& p) { p[0]["rows"] = 1.5; }, "needs 'rows'"},
+          {[](json& p) { p[1]["rows"] = 12; }, "must ascend in 'rows', got 12 after 12"},
+          {[](json& p) { p[0]["compute_seconds"] = 0; }, "compute_seconds"},
+          {[](json& p) { p[1].erase("compute_seconds"); }, "compute_seconds"},
+          {[](json& p) { p[0] = 7; }, "needs 'rows'"},
+      });
+}
+
 // device.conv_shapes and conv_step_scale: read back as written; malformed ones refused.
 TEST(HardwareProfileFile, ConvShapesAreReadAndChecked) {
   test::TempDir dir;

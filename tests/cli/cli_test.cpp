@@ -392,18 +392,28 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   }
   EXPECT_LE(j.at("device").at("concurrent_memory_share").get<double>(), 1);
   EXPECT_GE(j.at("device").at("barrier").get<double>(), 0);
-  // Each --also-layers model keeps its own rate curve, measured the same way.
+  // The model measured and each --also-layers model keep their own rate curve, measured the
+  // same way, with their steps (less the update) at each row count, ascending.
   const auto& curves = j.at("device").at("dense_rates");
-  ASSERT_EQ(curves.size(), 2u);
-  EXPECT_EQ(curves[1].at("widths"), nlohmann::json({784, 64, 64, 10}));
-  EXPECT_GT(curves[1].at("sustained_flops").get<double>(), 0);
+  ASSERT_EQ(curves.size(), 3u);
+  EXPECT_EQ(curves[0].at("widths"), nlohmann::json({784, 512, 128, 10}));
+  EXPECT_EQ(curves[2].at("widths"), nlohmann::json({784, 64, 64, 10}));
+  EXPECT_GT(curves[2].at("sustained_flops").get<double>(), 0);
+  for (const auto& curve : curves) {
+    ASSERT_EQ(curve.at("points").size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(curve.at("points")[i].at("rows"), std::vector<int>({8, 256, 2048})[i]);
+      EXPECT_GT(curve.at("points")[i].at("compute_seconds").get<double>(), 0);
+    }
+  }
   EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
   // Every figure names its measurement.
   for (const char* source :
        {"device.sustained_flops, device.half_rows", "device.memory_bandwidth", "device.conv_shapes",
         "device.conv_flops, device.conv_step_scale", "device.pool_scale", "host.memory_bandwidth",
         "host_device", "device_device", "device.concurrent_memory_share",
-        "device.fork_join, device.barrier", "device.bf16_loops", "device.dense_rates 784-256-10"}) {
+        "device.fork_join, device.barrier", "device.bf16_loops", "device.dense_rates 784-256-10",
+        "device.dense_rates 784-512-128-10"}) {
     ASSERT_TRUE(j.at("sources").contains(source)) << source;
     EXPECT_THAT(j.at("sources").at(source).get<std::string>(), HasSubstr("Measured"));
   }
@@ -563,7 +573,17 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   ASSERT_EQ(j.at("calibrations").size(), 2u);
   EXPECT_EQ(j.at("calibrations")[1].at("widths"), nlohmann::json({784, 128, 128, 10}));
   EXPECT_EQ(j.at("calibrations")[1].at("steps").size(), 2u);
-  EXPECT_EQ(j.at("profile").at("device").at("dense_rates").size(), 2u);
+  // Calibrate's curve for its model (784-512-128-10) kept; each model validated gets the
+  // curve measured again, with its points.
+  const auto& rates = j.at("profile").at("device").at("dense_rates");
+  ASSERT_EQ(rates.size(), 3u);
+  EXPECT_EQ(rates[0].at("widths"), nlohmann::json({784, 512, 128, 10}));
+  EXPECT_EQ(rates[2].at("widths"), nlohmann::json({784, 128, 128, 10}));
+  for (const auto& curve : {rates[1], rates[2]}) {
+    ASSERT_EQ(curve.at("points").size(), 2u);
+    EXPECT_EQ(curve.at("points")[0].at("rows"), 16);
+    EXPECT_EQ(curve.at("points")[1].at("rows"), 2048);
+  }
   EXPECT_THAT(pass.out, HasSubstr("784-128-128-10: "));
   const CliResult fail = run_cli(common + " --speedup-tolerance 0 --step-tolerance 0", dir);
   EXPECT_EQ(fail.exit_code, 1);
