@@ -509,15 +509,34 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   return profile;
 }
 
+namespace {
+
+std::vector<DenseRowsSeconds> parsed_points(const json& points) {
+  std::vector<DenseRowsSeconds> out;
+  for (const json& p : points) {
+    out.push_back({p.at("rows").get<int64_t>(), p.at("compute_seconds").get<double>()});
+  }
+  return out;
+}
+
+}  // namespace
+
 json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
-                      const std::vector<std::unique_ptr<StepRun>>& runs) {
+                      const std::vector<std::unique_ptr<StepRun>>& runs,
+                      const std::vector<std::unique_ptr<StepRun>>& together, int ranks) {
   const DenseCurve c =
       fit_dense_curve(widths, runs, nullptr, "bench validate", "--calibration-rows");
   auto& curves = hw.device.dense_rates;
   std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
-  DenseRateCurve measured{widths, c.rate.sustained_flops, c.rate.half_rows, {}};
-  for (const json& p : c.points) {
-    measured.points.push_back({p.at("rows").get<int64_t>(), p.at("compute_seconds").get<double>()});
+  DenseRateCurve measured{widths, c.rate.sustained_flops, c.rate.half_rows,
+                          parsed_points(c.points)};
+  json together_steps;
+  if (!together.empty()) {
+    const DenseCurve t =
+        fit_dense_curve(widths, together, nullptr, "bench validate", "--calibration-rows");
+    measured.ranks_points = parsed_points(t.points);
+    measured.ranks = ranks;
+    together_steps = t.steps_json;
   }
   curves.push_back(measured);
   // The document follows the parsed curves.
@@ -526,16 +545,23 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
   for (const DenseRateCurve& k : curves) {
     json entry = {
         {"widths", k.widths}, {"sustained_flops", k.sustained_flops}, {"half_rows", k.half_rows}};
-    if (!k.points.empty()) {
-      entry["points"] = json::array();
-      for (const DenseRowsSeconds& p : k.points) {
-        entry["points"].push_back({{"rows", p.rows}, {"compute_seconds", p.compute_seconds}});
+    const auto points_json = [](const std::vector<DenseRowsSeconds>& points) {
+      json out = json::array();
+      for (const DenseRowsSeconds& p : points) {
+        out.push_back({{"rows", p.rows}, {"compute_seconds", p.compute_seconds}});
       }
+      return out;
+    };
+    if (!k.points.empty()) entry["points"] = points_json(k.points);
+    if (!k.ranks_points.empty()) {
+      entry["ranks_points"] = points_json(k.ranks_points);
+      entry["ranks"] = k.ranks;
     }
     document.push_back(entry);
   }
   json entry = document.back();
   entry["steps"] = c.steps_json;
+  if (!together.empty()) entry["steps_ranks_at_once"] = together_steps;
   entry["slope_seconds_per_row"] = c.rate.slope;
   entry["intercept_seconds"] = c.rate.intercept;
   return entry;

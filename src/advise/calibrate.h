@@ -66,8 +66,12 @@ DenseRate dense_rate_from_steps(double flops_per_sample, const std::vector<doubl
 // Fits the dense rate curve of the model `widths` from its 1-device runs at several row
 // counts, as calibrate_machine does, and puts it into `hardware` (device.dense_rates and the
 // profile's document, replacing a curve for the same model). Returns the fit and its
-// measurements as JSON; Error when the steps did not grow with the rows.
+// measurements as JSON; Error when the steps did not grow with the rows. `together`, when not
+// empty: the same row counts on rank 0 while each of `ranks` ranks ran its own at once, kept as
+// the curve's ranks_points.
 nlohmann::json refit_dense_rate(HardwareProfile& hardware, const std::vector<int64_t>& widths,
-                                const std::vector<std::unique_ptr<StepRun>>& runs);
+                                const std::vector<std::unique_ptr<StepRun>>& runs,
+                                const std::vector<std::unique_ptr<StepRun>>& together = {},
+                                int ranks = 0);
 
 }  // namespace tandem::detail

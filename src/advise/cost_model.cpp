@@ -256,9 +256,16 @@ Prediction predict(const HardwareProfile& hw, const Scenario& s) {
     HardwareProfile own = hw;
     own.device.sustained_flops = curve->sustained_flops;
     own.device.half_rows = curve->half_rows;
-    // Its measured steps, where the profile has them, are followed piecewise in rows.
-    own.device.row_points = curve->points;
+    // Its measured steps, where the profile has them, are followed piecewise in rows: R ranks
+    // of one device each follow the steps measured with R ranks computing at once, which
+    // hold what each keeps of one's speed (so the concurrency shares are not applied again).
+    const bool ranks_at_once =
+        !curve->ranks_points.empty() && s.ranks == curve->ranks && s.devices == 1;
+    own.device.row_points = ranks_at_once ? curve->ranks_points : curve->points;
     own.device.row_points_flops = s.model.step_flops(1);
+    if (ranks_at_once) {
+      own.device.concurrent_memory_share = own.device.concurrent_compute_share = 1;
+    }
     p = simulate(own, s, algorithm);
     p.model_rate = true;
   } else {

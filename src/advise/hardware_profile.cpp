@@ -310,6 +310,14 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
       curve.sustained_flops = positive(c, "sustained_flops", where);
       curve.half_rows = non_negative(c, "half_rows", where, 0);
       if (c.contains("points")) curve.points = dense_points(c.at("points"), where + ": points");
+      if (c.contains("ranks_points")) {
+        curve.ranks_points = dense_points(c.at("ranks_points"), where + ": ranks_points");
+        if (!c.contains("ranks") || !c.at("ranks").is_number_integer() ||
+            c.at("ranks").get<int64_t>() < 2 || c.at("ranks").get<int64_t>() > 1 << 20) {
+          throw ConfigError(where + ": ranks_points needs 'ranks', a whole number >= 2");
+        }
+        curve.ranks = c.at("ranks").get<int>();
+      }
       p.device.dense_rates.push_back(curve);
     }
   }

@@ -26,6 +26,11 @@ struct DenseRateCurve {
   std::vector<int64_t> widths;  // input, hidden..., output
   double sustained_flops = 0, half_rows = 0;
   std::vector<DenseRowsSeconds> points;  // empty: the line
+  // The same steps measured on rank 0 while each of `ranks` MPI ranks of one host ran its own
+  // at once (bench validate under mpirun): what a rank computes at with the others computing
+  // too, which the model of `ranks` ranks of one device each follows instead of `points`.
+  std::vector<DenseRowsSeconds> ranks_points;
+  int ranks = 0;
 };
 
 // Seconds per float of the bfloat16 loops (parallel/bf16.h) over buffers of `floats` floats,

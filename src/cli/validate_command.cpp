@@ -341,10 +341,19 @@ int run_validate(const ValidateOptions& o) {
   std::vector<double> memory_shares, compute_shares;
   for (size_t model = 0; model < models.size(); ++model) {
     const auto& widths = models[model];
-    std::vector<std::unique_ptr<detail::StepRun>> calibration;
-    for (int64_t r : reporter ? calibration_rows : std::vector<int64_t>{}) {
-      calibration.push_back(
-          std::make_unique<detail::StepRun>(detail::dense_stack(widths), r, one_device));
+    std::vector<std::unique_ptr<detail::StepRun>> calibration, together;
+    for (int64_t r : calibration_rows) {
+      if (reporter) {
+        calibration.push_back(
+            std::make_unique<detail::StepRun>(detail::dense_stack(widths), r, one_device));
+      }
+      // Under mpirun every rank also runs the same 1-device steps at once, no exchange between
+      // them: what one rank computes at while the others compute (rank 0's times; the ranks of
+      // one host share its memory and caches, which a rank alone does not show).
+      if (ranks > 1) {
+        together.push_back(
+            std::make_unique<detail::StepRun>(detail::dense_stack(widths), r, one_device));
+      }
     }
     uint64_t seed = 100;
     for (int64_t batch : batches) {
@@ -378,6 +387,11 @@ int run_validate(const ValidateOptions& o) {
           r->settle(seed);
           r->time(o.steps, seed);
         }
+        for (auto& r : together) {
+          world->barrier();  // every rank starts its steps together
+          r->settle(seed);
+          r->time(o.steps, seed);
+        }
         // Each round starts one configuration later, so that none always follows the same
         // one; every rank rotates alike. (The same configuration built twice still measures
         // apart with this: docs/SCALING.md, "one configuration built twice".)
@@ -394,10 +408,19 @@ int run_validate(const ValidateOptions& o) {
       }
     }
     if (!calibration.empty()) {
-      nlohmann::json c = detail::refit_dense_rate(hw, widths, calibration);
+      nlohmann::json c = detail::refit_dense_rate(hw, widths, calibration, together, ranks);
       fmt::print("{}: {:.1f} GFLOP/s sustained, half_rows {:.1f} (1 device at rows {})\n",
                  fmt::join(widths, "-"), c.at("sustained_flops").get<double>() / 1e9,
                  c.at("half_rows").get<double>(), fmt::join(calibration_rows, ", "));
+      if (!together.empty()) {
+        std::vector<std::string> slower;
+        for (size_t i = 0; i < together.size(); ++i) {
+          slower.push_back(fmt::format(
+              "{:.2f}x", together[i]->median_seconds() / calibration[i]->median_seconds()));
+        }
+        fmt::print("  with {} ranks computing at once: {} the step alone\n", ranks,
+                   fmt::join(slower, ", "));
+      }
       calibrations.push_back(c);
     }
   }

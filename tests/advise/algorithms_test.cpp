@@ -246,8 +246,37 @@ TEST(Algorithms, ADenseModelsMeasuredStepsAreFollowedPiecewiseInRows) {
   EXPECT_NEAR(curve.phases.at("compute") - line.phases.at("compute"),
               10e-3 * std::pow(2.0, std::log(3.0) / std::log(4.0)) - f * (32 + 16) / 100e9, 1e-12);
   EXPECT_EQ(curve.phases.at("optimizer"), line.phases.at("optimizer"));
+  // Ranks of one device each follow the steps measured with as many ranks computing at once,
+  // without the concurrency shares on top; one device, and other rank counts, do not.
+  hw.device.concurrent_memory_share = hw.device.concurrent_compute_share = 0.5;
+  const Prediction alone = predict(hw, s);
+  hw.device.dense_rates[0].ranks_points = {{8, 20e-3}, {32, 40e-3}};
+  hw.device.dense_rates[0].ranks = 2;
+  EXPECT_EQ(predict(hw, s).step_seconds, alone.step_seconds);
+  Scenario ranks = s;
+  ranks.ranks = 2;
+  ranks.batch = 32;  // 16 rows each
+  const Prediction at_once = predict(hw, ranks);
+  // As one device alone at 16 rows with those points and no contention.
+  HardwareProfile measured_at_once = hw;
+  measured_at_once.device.concurrent_memory_share = 1;
+  measured_at_once.device.concurrent_compute_share = 1;
+  measured_at_once.device.dense_rates[0].points = hw.device.dense_rates[0].ranks_points;
+  Scenario sixteen = s;
+  sixteen.batch = 16;
+  EXPECT_NEAR(at_once.phases.at("compute"), predict(measured_at_once, sixteen).phases.at("compute"),
+              1e-12);
+  EXPECT_NEAR(at_once.phases.at("compute"), 20e-3 * std::sqrt(2.0), 1e-12);
+  hw.device.dense_rates[0].ranks_points.clear();
+  EXPECT_LT(predict(hw, ranks).phases.at("compute"), at_once.phases.at("compute"));
+  ranks.ranks = 4;
+  hw.device.dense_rates[0].ranks_points = {{8, 20e-3}, {32, 40e-3}};
+  const Prediction four = predict(hw, ranks);
+  hw.device.dense_rates[0].ranks_points.clear();
+  EXPECT_EQ(predict(hw, ranks).step_seconds, four.step_seconds);
   // Another model keeps the line.
   hw.device.dense_rates[0].widths = {784, 10};
+  hw.device.concurrent_memory_share = hw.device.concurrent_compute_share = 1;
   EXPECT_EQ(predict(hw, s).step_seconds, line.step_seconds);
 }
 

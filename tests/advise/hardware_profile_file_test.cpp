@@ -185,6 +185,22 @@ TEST(HardwareProfileFile, DenseRatePointsAreReadAndChecked) {
           {[](json& p) { p[1].erase("compute_seconds"); }, "compute_seconds"},
           {[](json& p) { p[0] = 7; }, "needs 'rows'"},
       });
+  // The steps with every rank computing at once, and the ranks they ran on.
+  j["device"]["dense_rates"][0]["ranks_points"] = j["device"]["dense_rates"][0]["points"];
+  j["device"]["dense_rates"][0]["ranks"] = 2;
+  const HardwareProfile ranks = load_hardware_profile(write_profile(dir, j));
+  EXPECT_EQ(ranks.device.dense_rates[0].ranks, 2);
+  ASSERT_EQ(ranks.device.dense_rates[0].ranks_points.size(), 2u);
+  EXPECT_EQ(ranks.device.dense_rates[0].ranks_points[1].rows, 48);
+  expect_each_refused(
+      dir, j, "/device/dense_rates/0", "ranks_points",
+      {
+          {[](json& c) { c.erase("ranks"); }, "needs 'ranks', a whole number >= 2"},
+          {[](json& c) { c["ranks"] = 1; }, "needs 'ranks', a whole number >= 2"},
+          {[](json& c) { c["ranks"] = "two"; }, "needs 'ranks', a whole number >= 2"},
+          {[](json& c) { c["ranks_points"][1]["rows"] = 6; }, "must ascend in 'rows'"},
+          {[](json& c) { c["ranks_points"] = json::array(); }, "must be an array of 2 or more"},
+      });
 }
 
 // device.conv_shapes and conv_step_scale: read back as written; malformed ones refused.

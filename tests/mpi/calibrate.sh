@@ -31,9 +31,17 @@ expect_in "$WORK/out" "2 ranks bf16"
 expect_in "$WORK/out" "2 ranks 0.5 MB buckets"
 expect_in "$WORK/out" "all 5 configurations within tolerance"
 expect_in "$WORK/out" "advice a bucket size over the default"
+expect_in "$WORK/out" "with 2 ranks computing at once:"
 python3 - "$WORK/v.json" <<'PY' || fail "the validation run lacks its rank rows"
 import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
+run = json.load(open(sys.argv[1]))
+rows = run["rows"]
+# The model's steps measured again alone and with both ranks at once, both kept as curves.
+curve = [c for c in run["profile"]["device"]["dense_rates"] if c["widths"] == [784, 256, 10]]
+assert len(curve) == 1 and curve[0]["ranks"] == 2, curve
+for points in (curve[0]["points"], curve[0]["ranks_points"]):
+    assert [p["rows"] for p in points] == [16, 2048] and all(p["compute_seconds"] > 0 for p in points), curve
+assert len(run["calibrations"][0]["steps_ranks_at_once"]) == 2, run["calibrations"]
 assert [(r["ranks"], r["bf16"], r["deterministic"], r["bucket_mb"]) for r in rows] == [
     (1, False, False, 0), (2, False, False, 0), (2, True, False, 0), (2, False, True, 0),
     (2, False, False, 0.5)], rows
