@@ -13,6 +13,7 @@
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <tuple>
 
 #include "advise/validation.h"
 #include "test_util.h"
@@ -320,6 +321,12 @@ RepeatedOutcome compare_repeated(const std::string& kind, const std::function<vo
   return o;
 }
 
+// The held-out runs' known misses by majority, and how many configurations that agree now
+// the line would miss (docs/SCALING.md, "The rate at few rows").
+constexpr int kHeldOutRowsMpiKnown = 15, kHeldOutRowsMpiLine = 4;
+constexpr int kHeldOutRowsCpuKnown = 25, kHeldOutRowsCpuLine = 10;
+constexpr int kHeldOutRanksKnown = 17, kHeldOutRanksAlone = 6;
+
 TEST(ValidationRun, AgreesWithTheCommittedRepeatedRunsByMajority) {
   const auto as_is = [](json&) {};
   const RepeatedOutcome mpi = compare_repeated("mpi", as_is);
@@ -343,6 +350,54 @@ TEST(ValidationRun, AgreesWithTheCommittedRepeatedRunsByMajority) {
           "mpi", [](json& p) { p["measurements"].erase("allreduce_sweep"); }, "repeated/held_out")
           .misses,
       5);
+  // Three runs on 2 MPI ranks and three on 2 CPU devices by the build that followed each
+  // model's measured steps piecewise in rows (2026-12-03), held out from that change: known
+  // misses by majority bounded; the same runs with the least-squares line through those
+  // steps instead (the model before) miss configurations that agree now.
+  const auto line = [](json& p) {
+    for (auto& c : p["device"]["dense_rates"]) c.erase("points");
+  };
+  for (const auto& [kind, known, configurations, line_misses] :
+       {std::tuple{"mpi", kHeldOutRowsMpiKnown, 96, kHeldOutRowsMpiLine},
+        std::tuple{"cpu", kHeldOutRowsCpuKnown, 112, kHeldOutRowsCpuLine}}) {
+    const RepeatedOutcome rows = compare_repeated(kind, as_is, "repeated/held_out_rows");
+    EXPECT_EQ(rows.configurations, configurations) << kind;
+    EXPECT_LE(rows.known, known) << kind;
+    EXPECT_EQ(rows.misses, 0) << kind << ": configurations that agreed in most runs now miss:"
+                              << rows.worst;
+    EXPECT_GE(compare_repeated(kind, line, "repeated/held_out_rows").misses, line_misses) << kind;
+  }
+  // Three runs on 2 MPI ranks by the build that follows the steps measured with both ranks
+  // computing at once (ranks_points), held out from that change; without those points (each
+  // rank at the steps alone) configurations that agree now miss.
+  const RepeatedOutcome ranks = compare_repeated("mpi", as_is, "repeated/held_out_ranks");
+  EXPECT_EQ(ranks.configurations, 96);
+  EXPECT_LE(ranks.known, kHeldOutRanksKnown);
+  EXPECT_EQ(ranks.misses, 0) << "configurations that agreed in most runs now miss:" << ranks.worst;
+  EXPECT_GE(compare_repeated(
+                "mpi",
+                [](json& p) {
+                  for (auto& c : p["device"]["dense_rates"]) c.erase("ranks_points");
+                },
+                "repeated/held_out_ranks")
+                .misses,
+            kHeldOutRanksAlone);
+  // Measured steps taken as 1.5x faster than they ran fail the same comparison.
+  EXPECT_GT(compare_repeated(
+                "mpi",
+                [](json& p) {
+                  for (auto& c : p["device"]["dense_rates"]) {
+                    for (const char* points : {"points", "ranks_points"}) {
+                      if (!c.contains(points)) continue;
+                      for (auto& q : c[points]) {
+                        q["compute_seconds"] = q["compute_seconds"].get<double>() / 1.5;
+                      }
+                    }
+                  }
+                },
+                "repeated/held_out_ranks")
+                .misses,
+            10);
   const RepeatedOutcome cpu = compare_repeated("cpu", as_is);
   EXPECT_EQ(cpu.configurations, 112);  // 4 models x 4 batches x 7 configurations
   EXPECT_LE(cpu.known, 14);
