@@ -58,21 +58,31 @@ struct DenseCurve {
   json steps_json = json::array();
   // The compute seconds at each row count, ascending in rows (one row count measured twice:
   // their mean): the curve the cost model follows (dense_rates[].points).
-  json points = json::array();
+  std::vector<DenseRowsSeconds> points;
 };
 
-json rows_points(const std::vector<double>& rows, const std::vector<double>& compute) {
+std::vector<DenseRowsSeconds> rows_points(const std::vector<double>& rows,
+                                          const std::vector<double>& compute) {
   std::map<int64_t, std::pair<double, int>> by_rows;
   for (size_t i = 0; i < rows.size(); ++i) {
     auto& [sum, count] = by_rows[static_cast<int64_t>(rows[i])];
     sum += compute[i];
     ++count;
   }
-  json points = json::array();
+  std::vector<DenseRowsSeconds> points;
   for (const auto& [r, sum_count] : by_rows) {
-    points.push_back({{"rows", r}, {"compute_seconds", sum_count.first / sum_count.second}});
+    points.push_back({r, sum_count.first / sum_count.second});
   }
   return points;
+}
+
+// As dense_rates[].points (and ranks_points) hold them.
+json points_json(const std::vector<DenseRowsSeconds>& points) {
+  json out = json::array();
+  for (const DenseRowsSeconds& p : points) {
+    out.push_back({{"rows", p.rows}, {"compute_seconds", p.compute_seconds}});
+  }
+  return out;
 }
 
 // The rate line through 1-device runs of one dense model at several row counts; an error
@@ -309,7 +319,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
         {"dense_rates", json::array({{{"widths", plan.widths},
                                       {"sustained_flops", sustained},
                                       {"half_rows", half_rows},
-                                      {"points", main.points}}})},
+                                      {"points", points_json(main.points)}}})},
         {"memory_bandwidth", memory_bandwidth},
         {"concurrent_memory_share", share},
         {"concurrent_compute_share", compute_share},
@@ -478,7 +488,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
     profile["device"]["dense_rates"].push_back({{"widths", widths},
                                                 {"sustained_flops", c.rate.sustained_flops},
                                                 {"half_rows", c.rate.half_rows},
-                                                {"points", c.points}});
+                                                {"points", points_json(c.points)}});
     sources["device.dense_rates " + name] = fmt::format(
         "Measured as device.sustained_flops, on Dense {}: steps of {} at {} rows; slope {:.4g} "
         "ms/row, intercept {:.4g} ms; those steps less their update (points) are followed "
@@ -509,18 +519,6 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   return profile;
 }
 
-namespace {
-
-std::vector<DenseRowsSeconds> parsed_points(const json& points) {
-  std::vector<DenseRowsSeconds> out;
-  for (const json& p : points) {
-    out.push_back({p.at("rows").get<int64_t>(), p.at("compute_seconds").get<double>()});
-  }
-  return out;
-}
-
-}  // namespace
-
 json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
                       const std::vector<std::unique_ptr<StepRun>>& runs,
                       const std::vector<std::unique_ptr<StepRun>>& together, int ranks) {
@@ -528,13 +526,12 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
       fit_dense_curve(widths, runs, nullptr, "bench validate", "--calibration-rows");
   auto& curves = hw.device.dense_rates;
   std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
-  DenseRateCurve measured{widths, c.rate.sustained_flops, c.rate.half_rows,
-                          parsed_points(c.points)};
+  DenseRateCurve measured{widths, c.rate.sustained_flops, c.rate.half_rows, c.points};
   json together_steps;
   if (!together.empty()) {
     const DenseCurve t =
         fit_dense_curve(widths, together, nullptr, "bench validate", "--calibration-rows");
-    measured.ranks_points = parsed_points(t.points);
+    measured.ranks_points = t.points;
     measured.ranks = ranks;
     together_steps = t.steps_json;
   }
@@ -545,13 +542,6 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
   for (const DenseRateCurve& k : curves) {
     json entry = {
         {"widths", k.widths}, {"sustained_flops", k.sustained_flops}, {"half_rows", k.half_rows}};
-    const auto points_json = [](const std::vector<DenseRowsSeconds>& points) {
-      json out = json::array();
-      for (const DenseRowsSeconds& p : points) {
-        out.push_back({{"rows", p.rows}, {"compute_seconds", p.compute_seconds}});
-      }
-      return out;
-    };
     if (!k.points.empty()) entry["points"] = points_json(k.points);
     if (!k.ranks_points.empty()) {
       entry["ranks_points"] = points_json(k.ranks_points);

@@ -115,19 +115,19 @@ LinkProfile link(const json& j, const std::string& where) {
   return l;
 }
 
-// An entry of a list measured at ascending sizes: its 'floats', a whole number >= 1 above
-// the previous entry's (`previous`; 0 before the first).
-int64_t ascending_floats(const json& c, int64_t previous, const std::string& where) {
-  if (!c.is_object() || !c.contains("floats") || !c.at("floats").is_number_integer() ||
-      c.at("floats").get<int64_t>() < 1) {
-    throw ConfigError(where + ": each entry needs 'floats', a whole number >= 1");
+// An entry of a list measured at ascending sizes: its `key` ('floats', 'rows'), a whole
+// number >= 1 above the previous entry's (`previous`; 0 before the first).
+int64_t ascending(const json& c, const char* key, int64_t previous, const std::string& where) {
+  if (!c.is_object() || !c.contains(key) || !c.at(key).is_number_integer() ||
+      c.at(key).get<int64_t>() < 1) {
+    throw ConfigError(where + ": each entry needs '" + key + "', a whole number >= 1");
   }
-  const int64_t floats = c.at("floats").get<int64_t>();
-  if (previous > 0 && floats <= previous) {
-    throw ConfigError(where + ": entries must ascend in 'floats', got " + std::to_string(floats) +
-                      " after " + std::to_string(previous));
+  const int64_t size = c.at(key).get<int64_t>();
+  if (previous > 0 && size <= previous) {
+    throw ConfigError(where + ": entries must ascend in '" + key + "', got " +
+                      std::to_string(size) + " after " + std::to_string(previous));
   }
-  return floats;
+  return size;
 }
 
 // calibrate's all-reduce sweep between ranks (measurements.allreduce_sweep): sizes ascending,
@@ -137,7 +137,7 @@ std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& wh
   std::vector<AllreduceAlone> out;
   for (const json& c : j) {
     AllreduceAlone a;
-    a.floats = ascending_floats(c, out.empty() ? 0 : out.back().floats, where);
+    a.floats = ascending(c, "floats", out.empty() ? 0 : out.back().floats, where);
     a.seconds = positive(c, "seconds", where);
     a.bf16_seconds = positive(c, "bf16_seconds", where);
     out.push_back(a);
@@ -153,16 +153,8 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
   }
   std::vector<DenseRowsSeconds> out;
   for (const json& c : j) {
-    if (!c.is_object() || !c.contains("rows") || !c.at("rows").is_number_integer() ||
-        c.at("rows").get<int64_t>() < 1) {
-      throw ConfigError(where + ": each entry needs 'rows', a whole number >= 1");
-    }
-    DenseRowsSeconds point{c.at("rows").get<int64_t>(), positive(c, "compute_seconds", where)};
-    if (!out.empty() && point.rows <= out.back().rows) {
-      throw ConfigError(where + ": entries must ascend in 'rows', got " +
-                        std::to_string(point.rows) + " after " + std::to_string(out.back().rows));
-    }
-    out.push_back(point);
+    const int64_t rows = ascending(c, "rows", out.empty() ? 0 : out.back().rows, where);
+    out.push_back({rows, positive(c, "compute_seconds", where)});
   }
   return out;
 }
@@ -284,8 +276,8 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
     if (!dj.at("bf16_loops").is_array()) throw ConfigError(where + " must be an array");
     for (const json& c : dj.at("bf16_loops")) {
       Bf16LoopSeconds loops;
-      loops.floats = ascending_floats(
-          c, p.device.bf16_loops.empty() ? 0 : p.device.bf16_loops.back().floats, where);
+      loops.floats = ascending(
+          c, "floats", p.device.bf16_loops.empty() ? 0 : p.device.bf16_loops.back().floats, where);
       loops.pack = positive(c, "pack", where);
       loops.unpack = positive(c, "unpack", where);
       loops.sum = positive(c, "sum", where);
