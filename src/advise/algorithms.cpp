@@ -260,6 +260,15 @@ Prediction bucket_allreduce(const HardwareProfile& hw, const Scenario& s) {
   return finish(p);
 }
 
+// Whether a step's gradient buffers have left the core's cache by the time they are summed
+// and exchanged: the profile measured the cold rates and the model's parameters do not fit in
+// the core's private cache (or its size is not known).
+bool gradients_evicted(const DeviceProfile& d, const ModelCost& m) {
+  return d.cold_copy_bandwidth > 0 &&
+         (d.private_cache_bytes == 0 ||
+          4.0 * static_cast<double>(m.params()) > static_cast<double>(d.private_cache_bytes));
+}
+
 // mirrored.cpp, deterministic_gradients: each device computes its micro-shards one after
 // another (shards / devices of them over all ranks, B / shards rows each), copies each
 // shard's gradients aside and sums them in a fixed tree (tree_sum) into its buffer.
@@ -274,12 +283,23 @@ Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
   p.phases["compute"] = local * (forward_seconds(d, s.model, shard_rows, shares) +
                                  backward_seconds(d, s.model, shard_rows, shares));
   const double share = memory_share(hw, s.devices);
-  const double params = static_cast<double>(s.model.params());
-  // Each shard's gradients copied aside, then the local tree: `local` reads (one copy when
-  // there is a single shard), into the replica's buffer.
-  p.phases["allreduce"] = local * 4.0 * params / (hw.host_device.bandwidth * share) +
-                          (local > 1 ? local * 4.0 * params / (hw.device_device.bandwidth * share)
-                                     : 4.0 * params / (hw.host_device.bandwidth * share));
+  const double bytes = 4.0 * static_cast<double>(s.model.params());
+  if (d.cold_copy_bandwidth > 0) {
+    // Each shard's gradients copied aside, then tree_sum of the `local` copies into the
+    // replica's buffer (local reads and a write; a copy for one); for a model larger than the
+    // core's cache at the rates of memory the caches no longer hold (backward and the copies
+    // before have streamed the whole model).
+    const bool cold = gradients_evicted(d, s.model);
+    const double copy = (cold ? d.cold_copy_bandwidth : hw.host_device.bandwidth) * share;
+    const double sum = (cold ? d.cold_sum_bandwidth : hw.device_device.bandwidth) * share;
+    p.phases["allreduce"] =
+        local * bytes / copy + (local > 1 ? (local + 1) * bytes / sum : bytes / copy);
+    return p;
+  }
+  // Profiles without the cold rates: `local` reads for the tree, at the warm rates.
+  p.phases["allreduce"] = local * bytes / (hw.host_device.bandwidth * share) +
+                          (local > 1 ? local * bytes / (hw.device_device.bandwidth * share)
+                                     : bytes / (hw.host_device.bandwidth * share));
   return p;
 }
 
@@ -478,12 +498,9 @@ Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
                                bytes / (hw.device_device.bandwidth * memory_share(hw, streams));
     }
     if (s.deterministic) {
-      // MPI_Allgather of every rank's bucket, then a tree over the ranks' copies, on the line:
-      // the buckets are handed over one after another once backward is done (mirrored.cpp),
-      // after the micro-shards' sum has streamed every gradient; costing them as the sweep
-      // ran alone under-predicted those steps by up to 23% (docs/SCALING.md).
+      // The buckets are handed over one after another once backward is done (mirrored.cpp).
       p.phases["allreduce"] +=
-          (ranks - 1) * transfer_seconds(link, bytes) + ranks * bytes / hw.device_device.bandwidth;
+          rank_deterministic_seconds(hw, b.params, ranks, gradients_evicted(hw.device, s.model));
     } else if (i + 1 < buckets.size()) {
       p.phases["allreduce"] +=
           rank_allreduce_in_backward_seconds(link, hw.device, b.params, ranks, s.bf16);
@@ -568,6 +585,23 @@ double rank_allreduce_seconds(const LinkProfile& link, const DeviceProfile& d, d
   double seconds = 2.0 * (r - 1) * link.latency + 2.0 * (r - 1) / r * wire / link.bandwidth;
   if (bf16) seconds += bf16_allreduce_loop_seconds(d, floats, ranks);
   return seconds;
+}
+
+double rank_deterministic_seconds(const HardwareProfile& hw, double floats, int ranks,
+                                  bool evicted) {
+  const LinkProfile& link = hw.rank_rank.bandwidth > 0 ? hw.rank_rank : hw.device_device;
+  const auto modelled = [&](double n) {
+    return (ranks - 1) * transfer_seconds(link, 4.0 * n) +
+           ranks * 4.0 * n / hw.device_device.bandwidth;
+  };
+  if (!sweep_applies(link, ranks) || !(link.alone.front().deterministic_seconds > 0) ||
+      !(floats > 0)) {
+    return modelled(floats);
+  }
+  return modelled(floats) * at_size(link.alone, floats, [&](const AllreduceAlone& a) {
+           return (evicted ? a.deterministic_cold_seconds : a.deterministic_seconds) /
+                  modelled(static_cast<double>(a.floats));
+         });
 }
 
 bool sweep_applies(const LinkProfile& link, int ranks) {

@@ -66,9 +66,21 @@ double rank_allreduce_alone_seconds(const LinkProfile& link, const DeviceProfile
 // (rank_allreduce_seconds); bf16 too where no sweep applies, and where one does, the
 // float32 line times the sweep's bf16-to-float32 ratio at `floats` (interpolated as above):
 // what compression costs and saves on this link, measured rather than derived from halved
-// bytes and the loops.
+// bytes and the loops. (An all-reduce timed with the caches emptied first was tried here for
+// a model larger than the core's cache and rejected on held-out runs: docs/SCALING.md.)
 double rank_allreduce_in_backward_seconds(const LinkProfile& link, const DeviceProfile& device,
                                           double floats, int ranks, bool bf16);
+
+// Seconds of one deterministic exchange of `floats` floats across `ranks` MPI ranks as
+// mpi_world.cpp runs it once backward is done: MPI_Allgather of every rank's floats, then the
+// fixed tree over the R copies. Modelled: transfers of the bytes over the ranks' link
+// (device_device where none was measured) and R reads at the sum's rate. Where calibrate's
+// sweep timed it on as many ranks, the modelled seconds times the sweep's measured-to-modelled
+// ratio at `floats` (interpolated as above): its times with the caches emptied first
+// (deterministic_cold_seconds) where `evicted` (the model's gradients have left the core's
+// cache), its back-to-back times (deterministic_seconds) where not.
+double rank_deterministic_seconds(const HardwareProfile& hardware, double floats, int ranks,
+                                  bool evicted);
 
 // A Dense layer's rate at `rows` rows per device: sustained_flops * r / (r + half_rows). From
 // the device's line, or where the device carries the measured steps of the model predicted

@@ -157,7 +157,9 @@ void add_rank_link(const LinkSweep& link, const DeviceProfile& device, json& pro
     points.push_back({{"floats", p.floats},
                       {"seconds", p.seconds},
                       {"bf16_seconds", p.bf16_seconds},
-                      {"bf16_predicted_seconds", bf16_model}});
+                      {"bf16_predicted_seconds", bf16_model},
+                      {"deterministic_seconds", p.deterministic_seconds},
+                      {"deterministic_cold_seconds", p.deterministic_cold_seconds}});
   }
   const SweepPoint& top = link.points.back();
   const double top_model = points.back().at("bf16_predicted_seconds").get<double>();
@@ -167,15 +169,20 @@ void add_rank_link(const LinkSweep& link, const DeviceProfile& device, json& pro
       "Measured: float32 all-reduces of 2^10 to 2^24 floats between {} MPI ranks through the "
       "gradient communicator, best of 5 each; the ring's 2(R-1) latency + 2(R-1)/R bytes / "
       "bandwidth with the latency from the smallest and the bandwidth from the two largest: "
-      "{:.2f} GB/s, {:.1f} us; the sweep's own times (measurements.allreduce_sweep, float32 "
-      "and bf16) cost a step's last bucket, which runs alone, and bf16 against float32",
+      "{:.2f} GB/s, {:.1f} us; the sweep's own times (measurements.allreduce_sweep: float32, "
+      "bf16 and deterministic, and deterministic with the caches emptied before each, best "
+      "of 3) cost a step's last bucket, which runs alone, bf16 against float32, and "
+      "deterministic mode's buckets, which follow backward (cold for a model larger than "
+      "the core's cache)",
       link.ranks, link.bandwidth / 1e9, link.latency * 1e6);
   log << fmt::format(
       "{} ranks: all-reduce link {:.2f} GB/s, latency {:.1f} us; {:.1f} MB all-reduce "
-      "{:.2f} ms in float32, {:.2f} ms in bf16 (the model predicts {:.2f} ms: {:+.0f}%)\n",
+      "{:.2f} ms in float32, {:.2f} ms in bf16 (the model predicts {:.2f} ms: {:+.0f}%), "
+      "{:.2f} ms deterministic ({:.2f} ms with the caches emptied first)\n",
       link.ranks, link.bandwidth / 1e9, link.latency * 1e6, 4e-6 * static_cast<double>(top.floats),
       top.seconds * 1e3, top.bf16_seconds * 1e3, top_model * 1e3,
-      100 * (top_model / top.bf16_seconds - 1));
+      100 * (top_model / top.bf16_seconds - 1), top.deterministic_seconds * 1e3,
+      top.deterministic_cold_seconds * 1e3);
 }
 
 }  // namespace
@@ -241,7 +248,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   const bool ranks = world != nullptr && world->size() > 1;
   LinkSweep link;
   if (ranks) {
-    link = sweep_allreduce(*world, 24, 5);
+    link = sweep_allreduce(*world, 24, 5, 3);
     if (world->rank() != 0) return json();
   }
   const std::string cpu = cpu_name();
@@ -272,10 +279,14 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   const int64_t probe_bytes = std::max<int64_t>(static_cast<int64_t>(4 * params), 64 << 20);
   const double copy = copy_bandwidth(probe_bytes, 7);
   const double sum = sum_bandwidth(probe_bytes, 7);
+  const double cold_copy = copy_bandwidth(probe_bytes, 5, Caches::evicted);
+  const double cold_sum = sum_bandwidth(probe_bytes, 5, Caches::evicted);
   const double latency = handoff_latency(5);
   log << fmt::format(
-      "update {:.1f} GB/s; one core: copy {:.1f} GB/s, sum {:.1f} GB/s; hand-off {:.2f} us\n",
-      memory_bandwidth / 1e9, copy / 1e9, sum / 1e9, latency * 1e6);
+      "update {:.1f} GB/s; one core: copy {:.1f} GB/s, sum {:.1f} GB/s (caches emptied first: "
+      "{:.1f} and {:.1f} GB/s); hand-off {:.2f} us\n",
+      memory_bandwidth / 1e9, copy / 1e9, sum / 1e9, cold_copy / 1e9, cold_sum / 1e9,
+      latency * 1e6);
   // 3. What several devices share or pay per step, without training on them: memory
   // streamed by every device's core at once, the device threads' wake, join and barrier,
   // and bf16 packing.
@@ -321,6 +332,8 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                                       {"half_rows", half_rows},
                                       {"points", points_json(main.points)}}})},
         {"memory_bandwidth", memory_bandwidth},
+        {"cold_copy_bandwidth", cold_copy},
+        {"cold_sum_bandwidth", cold_sum},
         {"concurrent_memory_share", share},
         {"concurrent_compute_share", compute_share},
         {"fork_join", sync.fork_join},
@@ -330,6 +343,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
       {"host", {{"memory_bandwidth", sum}, {"update_bandwidth", memory_bandwidth}}},
       {"host_device", {{"bandwidth", copy}, {"latency", latency}, {"devices_per_link", 1}}},
       {"device_device", {{"bandwidth", sum}, {"latency", latency}}}};
+  if (private_cache_bytes() > 0) profile["device"]["private_cache_bytes"] = private_cache_bytes();
   json sources = {
       {"device.dense_rates " + widths,
        "Measured: the steps behind device.sustained_flops, less their update, at each row "
@@ -354,6 +368,15 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
        fmt::format("Measured: memcpy of {:.1f} MB on one thread, best of 7, {:.2f} GB/s (each CPU "
                    "device copies its own weights on its own cores); latency: the hand-off below",
                    probe_bytes / 1e6, copy / 1e9)},
+      {"device.cold_copy_bandwidth, device.cold_sum_bandwidth",
+       fmt::format("Measured: the memcpy ({:.2f} GB/s) and the sum b += a ({:.2f} GB/s of bytes "
+                   "read and written) above, with the caches emptied before each pass (a "
+                   "{:.0f} MB buffer written first), best of 5: deterministic mode's copies "
+                   "and sums of the micro-shards' gradients, which follow a whole backward, "
+                   "for a model larger than device.private_cache_bytes ({} bytes: the "
+                   "system's L2 size; 0 where it reports none)",
+                   cold_copy / 1e9, cold_sum / 1e9,
+                   4e-6 * static_cast<double>(CacheEvictor::floats()), private_cache_bytes())},
       {"device_device",
        fmt::format("Measured on one thread, not between devices: the sum b += a ({:.2f} GB/s), "
                    "which the in-process reducers run over the replicas' buffers; latency: one "

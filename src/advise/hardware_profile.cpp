@@ -131,7 +131,8 @@ int64_t ascending(const json& c, const char* key, int64_t previous, const std::s
 }
 
 // calibrate's all-reduce sweep between ranks (measurements.allreduce_sweep): sizes ascending,
-// each with its float32 and bf16 seconds.
+// each with its float32 and bf16 seconds, and its deterministic seconds (back to back and
+// cold) on every size or none (profiles from before calibrate measured them).
 std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& where) {
   if (!j.is_array()) throw ConfigError(where + " must be an array");
   std::vector<AllreduceAlone> out;
@@ -140,6 +141,16 @@ std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& wh
     a.floats = ascending(c, "floats", out.empty() ? 0 : out.back().floats, where);
     a.seconds = positive(c, "seconds", where);
     a.bf16_seconds = positive(c, "bf16_seconds", where);
+    // The later measurements: both on every entry, or neither on any.
+    if (c.contains("deterministic_seconds") || c.contains("deterministic_cold_seconds")) {
+      a.deterministic_seconds = positive(c, "deterministic_seconds", where);
+      a.deterministic_cold_seconds = positive(c, "deterministic_cold_seconds", where);
+    }
+    if (!out.empty() && (a.deterministic_seconds > 0) != (out.back().deterministic_seconds > 0)) {
+      throw ConfigError(where +
+                        ": 'deterministic_seconds' and 'deterministic_cold_seconds' must be on "
+                        "every entry or on none");
+    }
     out.push_back(a);
   }
   return out;
@@ -243,6 +254,14 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   p.device.half_rows = non_negative(dj, "half_rows", d, 0);
   p.device.conv_flops = non_negative(dj, "conv_flops", d, 0);
   p.device.memory_bandwidth = positive(dj, "memory_bandwidth", d);
+  // Both or neither (profiles from before calibrate measured them).
+  if (dj.contains("cold_copy_bandwidth") || dj.contains("cold_sum_bandwidth")) {
+    p.device.cold_copy_bandwidth = positive(dj, "cold_copy_bandwidth", d);
+    p.device.cold_sum_bandwidth = positive(dj, "cold_sum_bandwidth", d);
+  }
+  if (dj.contains("private_cache_bytes")) {
+    p.device.private_cache_bytes = static_cast<int64_t>(positive(dj, "private_cache_bytes", d));
+  }
   p.device.layer_overhead = non_negative(dj, "layer_overhead", d, 0);
   p.device.step_overhead = non_negative(dj, "step_overhead", d, 0);
   p.device.comm_uses_compute = flag(dj, "comm_uses_compute", d, false);

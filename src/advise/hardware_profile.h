@@ -75,6 +75,15 @@ struct DeviceProfile {
   std::vector<ConvShapeSeconds> conv_shapes;
   double conv_step_scale = 0;
   double memory_bandwidth = 0;  // bytes/s: the optimizer update, memory-bound layers
+  // One core's memcpy (bytes copied) and sum b += a (bytes read and written) per second with
+  // the caches emptied first: deterministic mode's copies and sums of the micro-shards'
+  // gradients, which follow a whole backward, for a model larger than private_cache_bytes.
+  // 0: not measured (the warm host_device and device_device figures serve).
+  double cold_copy_bandwidth = 0, cold_sum_bandwidth = 0;
+  // Bytes of one core's private cache (its L2) as the system reports it: a model whose
+  // parameters fit keeps its gradients there through a step, and the warm rates serve it.
+  // 0: not known (the cold rates serve every model).
+  int64_t private_cache_bytes = 0;
   // Pooling layers (the backend's pooling kernels) take their bytes at memory_bandwidth
   // times this: their time inside calibrate's convnet step over that (1: not measured).
   double pool_scale = 1;
@@ -101,10 +110,12 @@ struct DeviceProfile {
 };
 
 // One all-reduce size of calibrate's sweep between MPI ranks, timed with nothing else running
-// (its buffers warm): float32, and with bf16 compression; seconds, best of its repeats.
+// (its buffers warm): float32, with bf16 compression, and deterministic (all-gathered, summed
+// in a fixed tree), the last also with every rank's caches emptied first; seconds, best of its
+// repeats. Profiles from before calibrate measured the deterministic times hold 0 for them.
 struct AllreduceAlone {
   int64_t floats = 0;
-  double seconds = 0, bf16_seconds = 0;
+  double seconds = 0, bf16_seconds = 0, deterministic_seconds = 0, deterministic_cold_seconds = 0;
 };
 
 struct LinkProfile {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "advise/probes.h"
 #include "core/aligned_buffer.h"
 #include "profile/phase_timer.h"
 
@@ -9,12 +10,16 @@ namespace tandem::detail {
 namespace {
 
 // Best of `repeats` all-reduces of `floats` through `comm`, each started together (a barrier
-// first), as rank 0 sees it.
+// first), as rank 0 sees it; with an evictor, every rank's caches emptied before each. The
+// values start small again each time (each all-reduce doubles them on 2 ranks; far from
+// overflow for the sweep's few repeats).
 double best_allreduce(World& world, Communicator& comm, AlignedBuffer& data, int64_t floats,
-                      int repeats) {
+                      int repeats, CacheEvictor* evictor = nullptr) {
+  std::fill(data.data(), data.data() + floats, 1e-6f);
   double best = 1e300;
   comm.allreduce(data.data(), floats);  // warm: buffers registered, paths chosen
   for (int r = 0; r < std::max(repeats, 1); ++r) {
+    if (evictor) evictor->evict();
     world.barrier();
     const auto start = Clock::now();
     comm.allreduce(data.data(), floats);
@@ -25,17 +30,23 @@ double best_allreduce(World& world, Communicator& comm, AlignedBuffer& data, int
 
 }  // namespace
 
-LinkSweep sweep_allreduce(World& world, int max_log2, int repeats) {
+LinkSweep sweep_allreduce(World& world, int max_log2, int repeats, int cold_repeats) {
   LinkSweep sweep;
   sweep.ranks = world.size();
   const auto f32 = world.gradient_communicator({});
   const auto bf16 = world.gradient_communicator({.bf16 = true});
+  const auto deterministic = world.gradient_communicator({.deterministic = true});
   AlignedBuffer data(int64_t{1} << max_log2);
-  std::fill(data.data(), data.data() + (int64_t{1} << max_log2), 1e-6f);
+  CacheEvictor evictor;
   for (int e = 10; e <= max_log2; e += 2) {
     const int64_t floats = int64_t{1} << e;
-    sweep.points.push_back({floats, best_allreduce(world, *f32, data, floats, repeats),
-                            best_allreduce(world, *bf16, data, floats, repeats)});
+    SweepPoint p{.floats = floats};
+    p.seconds = best_allreduce(world, *f32, data, floats, repeats);
+    p.bf16_seconds = best_allreduce(world, *bf16, data, floats, repeats);
+    p.deterministic_seconds = best_allreduce(world, *deterministic, data, floats, repeats);
+    p.deterministic_cold_seconds =
+        best_allreduce(world, *deterministic, data, floats, cold_repeats, &evictor);
+    sweep.points.push_back(p);
   }
   // The latency from the smallest all-reduce, the bandwidth from the slope between the two
   // largest (a least-squares line over all sizes let one slow middle size move both).

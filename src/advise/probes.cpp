@@ -1,8 +1,11 @@
 #include "advise/probes.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -15,11 +18,14 @@
 namespace tandem::detail {
 namespace {
 
-// The fastest of `repeats` runs of `pass`.
+// The fastest of `repeats` runs of `pass`, the caches emptied before each where asked.
 template <class Pass>
-double best_seconds(int repeats, Pass&& pass) {
+double best_seconds(int repeats, Pass&& pass, Caches caches = Caches::warm) {
+  std::optional<CacheEvictor> evictor;
+  if (caches == Caches::evicted) evictor.emplace();
   double best = 1e300;
   for (int r = 0; r < std::max(repeats, 1); ++r) {
+    if (evictor) evictor->evict();
     const auto start = Clock::now();
     pass();
     best = std::min(best, seconds_since(start));
@@ -73,21 +79,46 @@ double share_alone_vs_together(int threads, int repeats, int passes, Pass&& pass
 
 }  // namespace
 
-double copy_bandwidth(int64_t bytes, int repeats) {
+int64_t CacheEvictor::floats() {
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const int64_t bytes =
+      l3 > 0 ? std::clamp<int64_t>(2 * int64_t{l3}, int64_t{256} << 20, int64_t{4} << 30)
+             : int64_t{1} << 30;
+  return bytes / 4;
+}
+
+int64_t private_cache_bytes() {
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return l2 > 0 ? int64_t{l2} : 0;
+}
+
+CacheEvictor::CacheEvictor() : buffer_(floats()) {
+  std::fill(buffer_.data(), buffer_.data() + buffer_.size(), 0.f);
+}
+
+void CacheEvictor::evict() {
+  constexpr int64_t kLine = 16;  // floats per 64-byte cache line
+  float* b = buffer_.data();
+  for (int64_t i = 0; i < buffer_.size(); i += kLine) b[i] += 1.f;
+}
+
+double copy_bandwidth(int64_t bytes, int repeats, Caches caches) {
   const int64_t n = std::max<int64_t>(bytes / 4, 1);
   AlignedBuffer a(n), b(n);
   std::fill(a.data(), a.data() + n, 1.f);
   std::fill(b.data(), b.data() + n, 0.f);  // touched: no page faults inside the timing
-  const double s = best_seconds(repeats, [&] { std::memcpy(b.data(), a.data(), n * 4); });
+  const double s = best_seconds(
+      repeats, [&] { std::memcpy(b.data(), a.data(), n * 4); }, caches);
   return static_cast<double>(n * 4) / s;
 }
 
-double sum_bandwidth(int64_t bytes, int repeats) {
+double sum_bandwidth(int64_t bytes, int repeats, Caches caches) {
   const int64_t n = std::max<int64_t>(bytes / 4, 1);
   AlignedBuffer a(n), b(n);
   std::fill(a.data(), a.data() + n, 1e-7f);
   std::fill(b.data(), b.data() + n, 0.f);
-  const double s = best_seconds(repeats, [&] { sum_pass(b.data(), a.data(), n); });
+  const double s = best_seconds(
+      repeats, [&] { sum_pass(b.data(), a.data(), n); }, caches);
   return 3.0 * static_cast<double>(n * 4) / s;
 }
 

@@ -8,14 +8,35 @@
 #include <vector>
 
 #include "advise/hardware_profile.h"
+#include "core/aligned_buffer.h"
 
 namespace tandem::detail {
 
+// A buffer of twice the last-level cache (1 GiB where the system does not say; 256 MiB to
+// 4 GiB), written one float per cache line to push what the caches hold out to memory.
+class CacheEvictor {
+ public:
+  CacheEvictor();
+  void evict();
+  static int64_t floats();  // the buffer's
+
+ private:
+  AlignedBuffer buffer_;
+};
+
+// One core's private cache (its L2) in bytes as the system reports it; 0 when it does not.
+int64_t private_cache_bytes();
+
+// warm: passes back to back over the same buffers (in the cache as far as they fit);
+// evicted: the caches emptied before each pass, as a step's gradient exchange finds them
+// after backward and the micro-shards have streamed the whole model.
+enum class Caches { warm, evicted };
+
 // memcpy of `bytes` on one thread: bytes copied per second.
-double copy_bandwidth(int64_t bytes, int repeats);
+double copy_bandwidth(int64_t bytes, int repeats, Caches caches = Caches::warm);
 // b[i] += a[i] over `bytes` of floats on one thread: bytes read and written per second
 // (3 x bytes per pass), the measure the host strategy's gradient sum is modelled in.
-double sum_bandwidth(int64_t bytes, int repeats);
+double sum_bandwidth(int64_t bytes, int repeats, Caches caches = Caches::warm);
 // One thread hands a flag to another and waits for it back (spinning, as tandem's device
 // barrier does): seconds one way, the median of `repeats` rounds of many round trips.
 double handoff_latency(int repeats);

@@ -261,6 +261,7 @@ class Mirrored final : public Strategy {
       const int64_t b = split_begin(total, shards, shard),
                     e = split_begin(total, shards, shard + 1);
       sum += replica.compute_gradients(x, y, rows.subspan(b, e - b), scale, seed, b, nullptr);
+      ScopedTimer t(replica.times(), Phase::allreduce);  // the copy aside is the sum's part
       std::copy(replica.grads(), replica.grads() + model_.graph->param_buffer_size(),
                 shard_sources_[r][j]);
     }

@@ -400,6 +400,74 @@ TEST(Algorithms, TheLastBucketAcrossRanksRunsAsTheSweepTimedIt) {
             simulate(no_sweep, s, Algorithm::hierarchical).phases.at("allreduce"));
 }
 
+TEST(Algorithms, DeterministicRanksExchangeAsTheSweepTimedIt) {
+  HardwareProfile hw = cpu_profile();
+  hw.rank_rank = {.bandwidth = 2e9, .latency = 5e-6};
+  const auto line = [&](double n) {  // transfers and R reads at the sum's rate, 2 ranks
+    return hw.rank_rank.latency + 4.0 * n / hw.rank_rank.bandwidth + 2 * 4.0 * n / 30e9;
+  };
+  const double small = 1 << 10, large = 1 << 20, mid = 1 << 15;
+  EXPECT_NEAR(rank_deterministic_seconds(hw, large, 2, true), line(large), 1e-15);
+  // floats; float32, bf16, deterministic; deterministic with the caches emptied first
+  hw.rank_rank.alone = {{1 << 10, 5e-6, 6e-6, 4e-6, 9e-6},
+                        {1 << 20, 0.5e-3, 0.9e-3, 0.8e-3, 2.0e-3},
+                        {1 << 24, 30e-3, 33e-3, 40e-3, 50e-3}};
+  hw.rank_rank.alone_ranks = 2;
+  // At a measured size, the sweep's time: back to back, or with the caches emptied first.
+  EXPECT_NEAR(rank_deterministic_seconds(hw, small, 2, false), 4e-6, 1e-15);
+  EXPECT_NEAR(rank_deterministic_seconds(hw, small, 2, true), 9e-6, 1e-15);
+  EXPECT_NEAR(rank_deterministic_seconds(hw, large, 2, false), 0.8e-3, 1e-15);
+  EXPECT_NEAR(rank_deterministic_seconds(hw, large, 2, true), 2.0e-3, 1e-15);
+  // Between, the line times the ratio interpolated in log size; other rank counts, the line.
+  const double r_small = 9e-6 / line(small), r_large = 2.0e-3 / line(large);
+  EXPECT_NEAR(rank_deterministic_seconds(hw, mid, 2, true),
+              line(mid) * (r_small + 0.5 * (r_large - r_small)), 1e-15);
+  EXPECT_NEAR(rank_deterministic_seconds(hw, large, 4, true),
+              3 * (5e-6 + 4.0 * large / 2e9) + 4 * 4.0 * large / 30e9, 1e-15);
+  // A sweep from before calibrate timed the exchange: the line.
+  HardwareProfile older = hw;
+  for (auto& a : older.rank_rank.alone) a.deterministic_seconds = a.deterministic_cold_seconds = 0;
+  EXPECT_NEAR(rank_deterministic_seconds(older, large, 2, true), line(large), 1e-15);
+
+  // The seed model on 2 ranks: 2 micro-shards per rank, each's gradients copied aside, the
+  // tree of the two copies (2 reads, a write), then its three buckets exchanged; 51 MB of
+  // parameters, far above a 2 MB cache: at the cold rates and the cold sweep.
+  hw.device.cold_copy_bandwidth = 5e9;
+  hw.device.cold_sum_bandwidth = 15e9;
+  hw.device.private_cache_bytes = 2 << 20;
+  Scenario s = seed(1);
+  s.ranks = 2;
+  s.deterministic = true;
+  const double seed_bytes = 4.0 * static_cast<double>(s.model.params());
+  const std::vector<double> buckets = {64.0 * 10 + 10 + 512.0 * 64 + 64 + 2048.0 * 512 + 512,
+                                       4096.0 * 2048 + 2048, 784.0 * 4096 + 4096};
+  double exchange = 0;
+  for (const double b : buckets) exchange += rank_deterministic_seconds(hw, b, 2, true);
+  EXPECT_NEAR(simulate(hw, s, Algorithm::hierarchical).phases.at("allreduce"),
+              2 * seed_bytes / 5e9 + 3 * seed_bytes / 15e9 + exchange, 1e-12);
+  // A model that fits in the cache: the warm copy and sum (host_device, device_device) and
+  // the back-to-back sweep; its one bucket.
+  s.model = ModelCost::dense({784, 256, 10});
+  const double small_floats = static_cast<double>(s.model.params());
+  ASSERT_LT(4 * small_floats, 2 << 20);
+  EXPECT_NEAR(simulate(hw, s, Algorithm::hierarchical).phases.at("allreduce"),
+              2 * 4 * small_floats / 10e9 + 3 * 4 * small_floats / 30e9 +
+                  rank_deterministic_seconds(hw, small_floats, 2, false),
+              1e-15);
+  // A cache of unknown size: every model at the cold rates.
+  hw.device.private_cache_bytes = 0;
+  EXPECT_NEAR(simulate(hw, s, Algorithm::hierarchical).phases.at("allreduce"),
+              2 * 4 * small_floats / 5e9 + 3 * 4 * small_floats / 15e9 +
+                  rank_deterministic_seconds(hw, small_floats, 2, true),
+              1e-15);
+  // A profile without the cold rates keeps the older sum: 2 reads at the warm rate.
+  hw.device.cold_copy_bandwidth = hw.device.cold_sum_bandwidth = 0;
+  EXPECT_NEAR(simulate(hw, s, Algorithm::hierarchical).phases.at("allreduce"),
+              2 * 4 * small_floats / 10e9 + 2 * 4 * small_floats / 30e9 +
+                  rank_deterministic_seconds(hw, small_floats, 2, false),
+              1e-15);
+}
+
 }  // namespace
 }  // namespace tandem::detail
 

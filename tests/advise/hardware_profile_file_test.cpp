@@ -153,6 +153,60 @@ TEST(HardwareProfileFile, AllreduceSweepIsReadWithTheRankLink) {
                       });
 }
 
+// Deterministic mode's measurements: the sweep's exchange times (back to back and cold, on
+// every size or none), the cold copy and sum rates (both or neither) and the core's cache
+// size; read back, absent in older profiles, malformed ones refused naming the file and the
+// field.
+TEST(HardwareProfileFile, DeterministicExchangeMeasurementsAreReadAndChecked) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["rank_rank"] = {{"bandwidth", 1.8e9}, {"latency", 3e-6}};
+  j["measurements"]["allreduce_sweep_ranks"] = 2;
+  j["measurements"]["allreduce_sweep"] = {{{"floats", 1024},
+                                           {"seconds", 6e-6},
+                                           {"bf16_seconds", 7e-6},
+                                           {"deterministic_seconds", 5e-6},
+                                           {"deterministic_cold_seconds", 9e-6}},
+                                          {{"floats", 1 << 24},
+                                           {"seconds", 3e-2},
+                                           {"bf16_seconds", 3.3e-2},
+                                           {"deterministic_seconds", 3.5e-2},
+                                           {"deterministic_cold_seconds", 4e-2}}};
+  j["device"]["cold_copy_bandwidth"] = 7e9;
+  j["device"]["cold_sum_bandwidth"] = 2e10;
+  j["device"]["private_cache_bytes"] = 2 << 20;
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  ASSERT_EQ(hw.rank_rank.alone.size(), 2u);
+  EXPECT_DOUBLE_EQ(hw.rank_rank.alone[0].deterministic_seconds, 5e-6);
+  EXPECT_DOUBLE_EQ(hw.rank_rank.alone[1].deterministic_cold_seconds, 4e-2);
+  EXPECT_DOUBLE_EQ(hw.device.cold_copy_bandwidth, 7e9);
+  EXPECT_DOUBLE_EQ(hw.device.cold_sum_bandwidth, 2e10);
+  EXPECT_EQ(hw.device.private_cache_bytes, 2 << 20);
+  const HardwareProfile shipped =
+      load_hardware_profile(write_profile(dir, shipped_profile("this-machine-cpu")));
+  EXPECT_EQ(shipped.device.cold_copy_bandwidth, 0);
+  EXPECT_EQ(shipped.device.private_cache_bytes, 0);
+  expect_each_refused(
+      dir, j, "/measurements/allreduce_sweep", "allreduce_sweep",
+      {
+          {[](json& l) { l[0]["deterministic_seconds"] = 0; }, "deterministic_seconds"},
+          {[](json& l) { l[1].erase("deterministic_cold_seconds"); }, "deterministic_cold_seconds"},
+          {[](json& l) { l[0]["deterministic_cold_seconds"] = "slow"; },
+           "deterministic_cold_seconds"},
+          {[](json& l) {
+             l[1].erase("deterministic_seconds");
+             l[1].erase("deterministic_cold_seconds");
+           },
+           "must be on every entry or on none"},
+      });
+  expect_each_refused(dir, j, "/device", "device",
+                      {
+                          {[](json& d) { d.erase("cold_sum_bandwidth"); }, "cold_sum_bandwidth"},
+                          {[](json& d) { d["cold_copy_bandwidth"] = -1; }, "cold_copy_bandwidth"},
+                          {[](json& d) { d["private_cache_bytes"] = 0; }, "private_cache_bytes"},
+                      });
+}
+
 // A dense model's measured steps (dense_rates[].points): read back ascending; malformed ones
 // refused naming the file and the field; an entry without them keeps its line.
 TEST(HardwareProfileFile, DenseRatePointsAreReadAndChecked) {

@@ -286,6 +286,7 @@ TEST(ValidationRun, RepeatedRunsMissOnlyByMajority) {
 // rates 1.5x too fast, fails the same comparison.
 struct RepeatedOutcome {
   int configurations = 0, known = 0, misses = 0;
+  int missed_now = 0;  // by majority with this build's model, known or not
   std::string worst;
 };
 
@@ -310,6 +311,7 @@ RepeatedOutcome compare_repeated(const std::string& kind, const std::function<vo
   RepeatedOutcome o;
   o.configurations = static_cast<int>(rows_now.size());
   for (size_t i = 0; i < rows_now.size(); ++i) {
+    if (rows_now[i].majority_missed()) ++o.missed_now;
     if (rows_then[i].majority_missed()) {
       ++o.known;
     } else if (rows_now[i].majority_missed()) {
@@ -326,6 +328,10 @@ RepeatedOutcome compare_repeated(const std::string& kind, const std::function<vo
 constexpr int kHeldOutRowsMpiKnown = 15, kHeldOutRowsMpiLine = 4;
 constexpr int kHeldOutRowsCpuKnown = 25, kHeldOutRowsCpuLine = 10;
 constexpr int kHeldOutRanksKnown = 17, kHeldOutRanksAlone = 6;
+// docs/SCALING.md, "Deterministic mode measured with the caches emptied": missed in most runs
+// with this model, and with the model before it (the same runs, its measurements removed).
+constexpr int kHeldOutDeterministicMpi = 11, kHeldOutDeterministicMpiBefore = 15;
+constexpr int kHeldOutDeterministicCpu = 11;
 
 TEST(ValidationRun, AgreesWithTheCommittedRepeatedRunsByMajority) {
   const auto as_is = [](json&) {};
@@ -398,6 +404,45 @@ TEST(ValidationRun, AgreesWithTheCommittedRepeatedRunsByMajority) {
                 "repeated/held_out_ranks")
                 .misses,
             10);
+  // Three runs on 2 MPI ranks and three on 2 CPU devices measured after deterministic mode's
+  // copies, sums and all-gathers were timed with the caches emptied (2026-12-03). Their
+  // recorded predictions are those of the build that measured them, which also costed the
+  // buckets posted during backward from such a sweep (rejected on these runs), so the bound is
+  // on this model's own misses: the model before (the cold measurements removed) misses
+  // more, and so do cold rates taken twice as fast as measured.
+  const auto before = [](json& p) {
+    for (const char* key : {"cold_copy_bandwidth", "cold_sum_bandwidth", "private_cache_bytes"}) {
+      p["device"].erase(key);
+    }
+    if (!p.contains("measurements") || !p["measurements"].contains("allreduce_sweep")) return;
+    for (auto& a : p["measurements"]["allreduce_sweep"]) {
+      a.erase("deterministic_seconds");
+      a.erase("deterministic_cold_seconds");
+    }
+  };
+  const std::string deterministic = "repeated/held_out_deterministic";
+  const RepeatedOutcome det_mpi = compare_repeated("mpi", as_is, deterministic);
+  EXPECT_EQ(det_mpi.configurations, 96);
+  EXPECT_LE(det_mpi.missed_now, kHeldOutDeterministicMpi);
+  EXPECT_GE(compare_repeated("mpi", before, deterministic).missed_now,
+            kHeldOutDeterministicMpiBefore);
+  EXPECT_GE(
+      compare_repeated(
+          "mpi",
+          [](json& p) {
+            p["device"]["cold_copy_bandwidth"] =
+                p["device"]["cold_copy_bandwidth"].get<double>() * 2;
+            p["device"]["cold_sum_bandwidth"] = p["device"]["cold_sum_bandwidth"].get<double>() * 2;
+            for (auto& a : p["measurements"]["allreduce_sweep"]) {
+              a["deterministic_cold_seconds"] = a["deterministic_cold_seconds"].get<double>() / 2;
+            }
+          },
+          deterministic)
+          .missed_now,
+      kHeldOutDeterministicMpi + 5);
+  const RepeatedOutcome det_cpu = compare_repeated("cpu", as_is, deterministic);
+  EXPECT_EQ(det_cpu.configurations, 112);
+  EXPECT_LE(det_cpu.missed_now, kHeldOutDeterministicCpu);
   const RepeatedOutcome cpu = compare_repeated("cpu", as_is);
   EXPECT_EQ(cpu.configurations, 112);  // 4 models x 4 batches x 7 configurations
   EXPECT_LE(cpu.known, 14);

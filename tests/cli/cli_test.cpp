@@ -377,8 +377,9 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   const auto j = nlohmann::json::parse(read_file(out));
   EXPECT_EQ(j.at("max_devices"), 2);
   EXPECT_EQ(j.at("device").at("threads"), 1);
-  for (const char* figure : {"sustained_flops", "memory_bandwidth", "conv_flops", "fork_join",
-                             "concurrent_memory_share"}) {
+  for (const char* figure :
+       {"sustained_flops", "memory_bandwidth", "conv_flops", "fork_join", "concurrent_memory_share",
+        "cold_copy_bandwidth", "cold_sum_bandwidth"}) {
     EXPECT_GT(j.at("device").at(figure).get<double>(), 0) << figure;
   }
   // The bf16 loops at 2^16, 2^18, ..., 2^24 floats, each loop timed.
@@ -413,6 +414,7 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
         "device.conv_flops, device.conv_step_scale", "device.pool_scale", "host.memory_bandwidth",
         "host_device", "device_device", "device.concurrent_memory_share",
         "device.fork_join, device.barrier", "device.bf16_loops", "device.dense_rates 784-256-10",
+        "device.cold_copy_bandwidth, device.cold_sum_bandwidth",
         "device.dense_rates 784-512-128-10"}) {
     ASSERT_TRUE(j.at("sources").contains(source)) << source;
     EXPECT_THAT(j.at("sources").at(source).get<std::string>(), HasSubstr("Measured"));

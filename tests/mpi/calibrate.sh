@@ -18,8 +18,11 @@ assert p["rank_rank"]["bandwidth"] > 0 and p["rank_rank"]["latency"] >= 0, p["ra
 assert "MPI ranks" in p["sources"]["rank_rank"], p["sources"]["rank_rank"]
 sweep = p["measurements"]["allreduce_sweep"]
 assert len(sweep) == 8 and all(s["seconds"] > 0 and s["bf16_seconds"] > 0 for s in sweep), sweep
+assert all(s["deterministic_seconds"] > 0 and s["deterministic_cold_seconds"] > 0 for s in sweep), sweep
 assert p["measurements"]["allreduce_sweep_ranks"] == 2, p["measurements"]
 PY
+expect_in "$WORK/out" "ms deterministic ("
+expect_in "$WORK/out" "caches emptied first:"
 "$TANDEM" advise --hardware "$WORK/p.json" --layers 256 --strategy mirrored --devices 1 \
   --ranks 2 > "$WORK/advise" 2>&1 || { cat "$WORK/advise"; fail "advise could not read it"; }
 expect_in "$WORK/advise" "simulated as: MPI hierarchical (2 ranks"
