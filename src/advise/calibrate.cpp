@@ -27,10 +27,6 @@ namespace {
 
 using nlohmann::json;
 
-// RMSprop (StepRun's optimizer) reads and writes 5 floats per parameter (cost_model.h's
-// update_passes).
-constexpr int kUpdatePasses = 5;
-
 std::string cpu_name() {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -50,28 +46,34 @@ std::string list(const std::vector<double>& v, double scale, const char* unit) {
 }
 
 // One dense model's 1-device steps at each of the plan's row counts (interleaved, medians),
-// less their measured update, and the rate line through them.
+// less their measured update and batch gathering, and the rate line through them.
 struct DenseCurve {
   ModelCost cost;
   DenseRate rate;
   std::vector<double> steps, updates;
   json steps_json = json::array();
-  // The compute seconds at each row count, ascending in rows (one row count measured twice:
-  // their mean): the curve the cost model follows (dense_rates[].points).
+  // The compute and update seconds at each row count, ascending in rows (one row count
+  // measured twice: their mean): the curve the cost model follows (dense_rates[].points).
   std::vector<DenseRowsSeconds> points;
 };
 
 std::vector<DenseRowsSeconds> rows_points(const std::vector<double>& rows,
-                                          const std::vector<double>& compute) {
-  std::map<int64_t, std::pair<double, int>> by_rows;
+                                          const std::vector<double>& compute,
+                                          const std::vector<double>& updates) {
+  struct Sums {
+    double compute = 0, update = 0;
+    int count = 0;
+  };
+  std::map<int64_t, Sums> by_rows;
   for (size_t i = 0; i < rows.size(); ++i) {
-    auto& [sum, count] = by_rows[static_cast<int64_t>(rows[i])];
-    sum += compute[i];
-    ++count;
+    Sums& sums = by_rows[static_cast<int64_t>(rows[i])];
+    sums.compute += compute[i];
+    sums.update += updates[i];
+    ++sums.count;
   }
   std::vector<DenseRowsSeconds> points;
-  for (const auto& [r, sum_count] : by_rows) {
-    points.push_back({r, sum_count.first / sum_count.second});
+  for (const auto& [r, sums] : by_rows) {
+    points.push_back({r, sums.compute / sums.count, sums.update / sums.count});
   }
   return points;
 }
@@ -80,7 +82,9 @@ std::vector<DenseRowsSeconds> rows_points(const std::vector<double>& rows,
 json points_json(const std::vector<DenseRowsSeconds>& points) {
   json out = json::array();
   for (const DenseRowsSeconds& p : points) {
-    out.push_back({{"rows", p.rows}, {"compute_seconds", p.compute_seconds}});
+    json point = {{"rows", p.rows}, {"compute_seconds", p.compute_seconds}};
+    if (p.update_seconds > 0) point["update_seconds"] = p.update_seconds;
+    out.push_back(point);
   }
   return out;
 }
@@ -94,14 +98,17 @@ DenseCurve fit_dense_curve(const std::vector<int64_t>& widths,
   std::vector<double> rows, compute;
   const std::string name = fmt::format("{}", fmt::join(widths, "-"));
   for (const auto& run : runs) {
-    const double step = run->median_seconds(), update = run->optimizer_seconds();
+    // The rows gathered into the batch are the cost model's input phase, costed apart.
+    const double step = run->median_seconds(), update = run->phase_per_step(Phase::optimizer),
+                 data = run->phase_per_step(Phase::data);
     rows.push_back(static_cast<double>(run->rows()));
     c.steps.push_back(step);
     c.updates.push_back(update);
-    compute.push_back(step - update);
+    compute.push_back(step - update - data);
     c.steps_json.push_back({{"rows", run->rows()},
                             {"step_seconds", step},
                             {"optimizer_seconds", update},
+                            {"data_seconds", data},
                             {"per_repetition", run->seconds()}});
     if (log) {
       *log << fmt::format("dense {} step, {} rows: {:.3f} ms (update {:.3f} ms)\n", name,
@@ -109,7 +116,7 @@ DenseCurve fit_dense_curve(const std::vector<int64_t>& widths,
     }
   }
   c.rate = dense_rate_from_steps(c.cost.step_flops(1), rows, compute);
-  c.points = rows_points(rows, compute);
+  c.points = rows_points(rows, compute, c.updates);
   if (!(c.rate.slope > 0)) {
     std::string at;
     for (const auto& run : runs) at += (at.empty() ? "" : ", ") + std::to_string(run->rows());
@@ -272,7 +279,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   const double sustained = rate.sustained_flops, half_rows = rate.half_rows;
   const double update = median_of(main.updates);
   const double params = static_cast<double>(cost.params());
-  const double memory_bandwidth = kUpdatePasses * 4.0 * params / update;
+  const double memory_bandwidth = kMeasuredUpdatePasses * 4.0 * params / update;
   const std::string widths = fmt::format("{}", fmt::join(plan.widths, "-"));
 
   // 2. One core's copy and sum, and a hand-off between two threads.
@@ -346,19 +353,21 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   if (private_cache_bytes() > 0) profile["device"]["private_cache_bytes"] = private_cache_bytes();
   json sources = {
       {"device.dense_rates " + widths,
-       "Measured: the steps behind device.sustained_flops, less their update, at each row "
-       "count (points: compute seconds), followed piecewise in rows"},
+       "Measured: the steps behind device.sustained_flops at each row count (points: their "
+       "compute seconds, less the update and the batch's gathering, and the update's seconds), "
+       "followed piecewise in rows"},
       {"device.sustained_flops, device.half_rows",
-       fmt::format("Measured: {} training Dense {} (RMSprop) at {} rows, {}: steps of {} less "
-                   "their update; the least-squares line through compute(rows) = {:.4g} "
-                   "FLOP/sample x (rows + half_rows) / sustained_flops gives slope {:.4g} "
-                   "ms/row, intercept {:.4g} ms",
-                   device_words, widths, fmt::join(plan.rows, ", "), repeat_words,
-                   list(steps, 1e3, " ms"), cost.step_flops(1), slope * 1e3, intercept * 1e3)},
+       fmt::format(
+           "Measured: {} training Dense {} (RMSprop) at {} rows, {}: steps of {} less "
+           "their update and gathering; the least-squares line through compute(rows) = {:.4g} "
+           "FLOP/sample x (rows + half_rows) / sustained_flops gives slope {:.4g} "
+           "ms/row, intercept {:.4g} ms",
+           device_words, widths, fmt::join(plan.rows, ", "), repeat_words, list(steps, 1e3, " ms"),
+           cost.step_flops(1), slope * 1e3, intercept * 1e3)},
       {"device.memory_bandwidth",
        fmt::format("Measured: the RMSprop update of {:.0f} parameters ({} floats each) in those "
                    "steps' optimizer phase, median {:.3f} ms",
-                   params, kUpdatePasses, update * 1e3)},
+                   params, kMeasuredUpdatePasses, update * 1e3)},
       {"host.update_bandwidth", "As device.memory_bandwidth (the update on one device's threads)."},
       {"host.memory_bandwidth",
        fmt::format("Measured: b += a over {:.1f} MB on one thread, best of 7: {:.2f} GB/s of "
@@ -514,8 +523,8 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                                                 {"points", points_json(c.points)}});
     sources["device.dense_rates " + name] = fmt::format(
         "Measured as device.sustained_flops, on Dense {}: steps of {} at {} rows; slope {:.4g} "
-        "ms/row, intercept {:.4g} ms; those steps less their update (points) are followed "
-        "piecewise in rows",
+        "ms/row, intercept {:.4g} ms; those steps (points: less their update and gathering, "
+        "and the update's seconds) are followed piecewise in rows",
         name, list(c.steps, 1e3, " ms"), fmt::join(plan.rows, ", "), c.rate.slope * 1e3,
         c.rate.intercept * 1e3);
     measurements["dense_rates_steps"][name] = c.steps_json;

@@ -6,8 +6,9 @@
 //
 // The dense rate: the cost model runs a layer of r rows at sustained * r / (r + half_rows),
 // so one device's compute time for a Dense stack of F FLOPs per sample is F (r + half) /
-// sustained: a line in r. 1-device steps at several row counts, less their measured update,
-// give that line by least squares: sustained = F / slope, half_rows = intercept / slope.
+// sustained: a line in r. 1-device steps at several row counts, less their measured update
+// and batch gathering, give that line by least squares: sustained = F / slope, half_rows =
+// intercept / slope.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +55,8 @@ nlohmann::json calibrate_machine(const CalibrationPlan& plan, std::ostream& log,
 std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y);
 
 // What the cost model's dense layers invert to: compute(rows) = flops_per_sample x (rows +
-// half_rows) / sustained_flops, fitted to 1-device compute times (steps less their update).
-// slope <= 0 (compute did not grow with the rows) leaves both rates at 0.
+// half_rows) / sustained_flops, fitted to 1-device compute times (steps less their update and
+// gathering). slope <= 0 (compute did not grow with the rows) leaves both rates at 0.
 struct DenseRate {
   double sustained_flops = 0, half_rows = 0;
   double slope = 0, intercept = 0;  // seconds per row, seconds

@@ -263,6 +263,7 @@ Prediction predict(const HardwareProfile& hw, const Scenario& s) {
         !curve->ranks_points.empty() && s.ranks == curve->ranks && s.devices == 1;
     own.device.row_points = ranks_at_once ? curve->ranks_points : curve->points;
     own.device.row_points_flops = s.model.step_flops(1);
+    own.device.row_points_params = static_cast<double>(s.model.params());
     if (ranks_at_once) {
       own.device.concurrent_memory_share = own.device.concurrent_compute_share = 1;
     }

@@ -157,15 +157,20 @@ std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& wh
 }
 
 // A dense model's measured steps (dense_rates[].points): rows ascending, compute seconds > 0,
-// two or more (the curve is followed between them).
+// two or more (the curve is followed between them); update seconds > 0 on all or none.
 std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& where) {
   if (!j.is_array() || j.size() < 2) {
     throw ConfigError(where + " must be an array of 2 or more {rows, compute_seconds}");
   }
   std::vector<DenseRowsSeconds> out;
+  const bool updates = j.front().is_object() && j.front().contains("update_seconds");
   for (const json& c : j) {
     const int64_t rows = ascending(c, "rows", out.empty() ? 0 : out.back().rows, where);
-    out.push_back({rows, positive(c, "compute_seconds", where)});
+    if (c.contains("update_seconds") != updates) {
+      throw ConfigError(where + ": 'update_seconds' must be on every entry or on none");
+    }
+    out.push_back({rows, positive(c, "compute_seconds", where),
+                   updates ? positive(c, "update_seconds", where) : 0.0});
   }
   return out;
 }

@@ -12,10 +12,19 @@
 
 namespace tandem::detail {
 
-// One row count of a dense model's 1-device steps: their median less the update, seconds.
+// Floats RMSprop (StepRun's optimizer, the update timed in calibrate's steps) reads and writes
+// per parameter (cost_model.h's update_passes).
+inline constexpr int kMeasuredUpdatePasses = 5;
+
+// One row count of a dense model's 1-device steps: their median less the update (and, in
+// profiles since 2026-12-03, less the gathering of the batch's rows, the cost model's input
+// phase), seconds; and (since then) the update's own seconds in those steps, 0 where not
+// measured: RMSprop over the model's parameters, at the speed the caches give it after
+// forward and backward at those rows.
 struct DenseRowsSeconds {
   int64_t rows = 0;
   double compute_seconds = 0;
+  double update_seconds = 0;
 };
 
 // A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own
@@ -65,6 +74,9 @@ struct DeviceProfile {
   // that curve at r (dense_rate_at, algorithms.h) instead of the line above.
   std::vector<DenseRowsSeconds> row_points;
   double row_points_flops = 0;
+  // That model's parameters: where its points hold the update's seconds, an update of p of
+  // them takes those seconds times p / row_points_params (update_seconds, algorithms.cpp).
+  double row_points_params = 0;
   // FLOP/s of convolutions (their GEMM rows are samples x output pixels, so they keep their
   // rate at small batches); 0: sustained_flops.
   double conv_flops = 0;

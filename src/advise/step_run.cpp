@@ -73,9 +73,9 @@ PhaseTimes StepRun::timed_phases() const {
   return t;
 }
 
-double StepRun::optimizer_seconds() const {
+double StepRun::phase_per_step(Phase phase) const {
   const PhaseTimes t = timed_phases();
-  return t[Phase::optimizer] / static_cast<double>(std::max<int64_t>(t.steps, 1));
+  return t[phase] / static_cast<double>(std::max<int64_t>(t.steps, 1));
 }
 
 std::map<std::string, double> StepRun::phase_seconds() const {

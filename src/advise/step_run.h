@@ -37,8 +37,9 @@ class StepRun {
   void settle(uint64_t& seed);
   const std::vector<double>& seconds() const { return seconds_; }
   double median_seconds() const { return median_of(seconds_); }
-  // The optimizer phase per step over everything timed.
-  double optimizer_seconds() const;
+  // One phase per step over everything timed (optimizer: the update; data: the batch's rows
+  // gathered).
+  double phase_per_step(Phase phase) const;
   // Each phase per step over everything timed (the strategy's mean over its devices).
   std::map<std::string, double> phase_seconds() const;
   int64_t rows() const { return rows_; }

@@ -280,6 +280,59 @@ TEST(Algorithms, ADenseModelsMeasuredStepsAreFollowedPiecewiseInRows) {
   EXPECT_EQ(predict(hw, s).step_seconds, line.step_seconds);
 }
 
+// A model whose steps were measured with their update takes that update's seconds at the
+// device's rows (in log rows between two measured row counts, the nearest end's beyond them),
+// scaled to the parameters each device updates and to the optimizer's passes; ranks take the
+// update measured with the ranks computing at once. Points without it, and other models, keep
+// memory_bandwidth.
+TEST(Algorithms, AModelsMeasuredUpdateIsScaledToWhatEachDeviceUpdates) {
+  HardwareProfile hw = cpu_profile();
+  Scenario s = seed(1);
+  s.batch = 32;
+  const double params = static_cast<double>(s.model.params());
+  const double streamed = 5 * 4.0 * params / hw.device.memory_bandwidth;
+  hw.device.dense_rates = {{s.model.widths, 100e9, 16, {{16, 10e-3}, {64, 30e-3}}}};
+  EXPECT_NEAR(predict(hw, s).phases.at("optimizer"), streamed, 1e-15);
+  hw.device.dense_rates[0].points = {{16, 10e-3, 2e-3}, {64, 30e-3, 4e-3}};
+  const Prediction measured = predict(hw, s);
+  EXPECT_NEAR(measured.phases.at("optimizer"), 3e-3, 1e-15);  // 32 rows: halfway in log rows
+  // The compute follows the points as before: the update is apart from them.
+  hw.device.dense_rates[0].points = {{16, 10e-3}, {64, 30e-3}};
+  EXPECT_EQ(predict(hw, s).phases.at("compute"), measured.phases.at("compute"));
+  hw.device.dense_rates[0].points = {{16, 10e-3, 2e-3}, {64, 30e-3, 4e-3}};
+  s.batch = 8;
+  EXPECT_NEAR(predict(hw, s).phases.at("optimizer"), 2e-3, 1e-15);
+  s.batch = 512;
+  EXPECT_NEAR(predict(hw, s).phases.at("optimizer"), 4e-3, 1e-15);
+  // Adam's 7 passes against RMSprop's 5, which the steps ran.
+  s.batch = 32;
+  s.update_passes = 7;
+  EXPECT_NEAR(predict(hw, s).phases.at("optimizer"), 3e-3 * 7 / 5, 1e-15);
+  s.update_passes = 5;
+  // Two devices at 64 rows: 32 rows each. Weight-gradient sharding updates half the model on
+  // each; the all-reduce reducer the whole model on each.
+  Scenario two = seed(2);
+  two.batch = 64;
+  EXPECT_NEAR(predict(hw, two).phases.at("optimizer"), 3e-3 / 2, 1e-15);
+  two.reducer = ReducerKind::allreduce;
+  EXPECT_NEAR(predict(hw, two).phases.at("optimizer"), 3e-3, 1e-15);
+  // Two ranks: the update measured while both computed; without it, the 1-device one.
+  Scenario ranks = seed(1);
+  ranks.ranks = 2;
+  ranks.batch = 64;
+  EXPECT_NEAR(predict(hw, ranks).phases.at("optimizer"), 3e-3, 1e-15);
+  hw.device.dense_rates[0].ranks_points = {{16, 10e-3, 2.5e-3}, {64, 30e-3, 5e-3}};
+  hw.device.dense_rates[0].ranks = 2;
+  EXPECT_NEAR(predict(hw, ranks).phases.at("optimizer"), 3.75e-3, 1e-15);
+  // Another model keeps memory_bandwidth.
+  Scenario other = seed(1);
+  other.model = ModelCost::dense({784, 256, 10});
+  other.batch = 32;
+  EXPECT_NEAR(predict(hw, other).phases.at("optimizer"),
+              5 * 4.0 * static_cast<double>(other.model.params()) / hw.device.memory_bandwidth,
+              1e-15);
+}
+
 // The bf16 loops cost what they were measured to at the bucket's size: pack and unpack every
 // float, sum (R-1)/R of them; between two measured sizes linear in log size, beyond them
 // the nearest end's figure. A profile without them keeps its one round-trip figure.

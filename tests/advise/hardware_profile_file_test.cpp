@@ -207,8 +207,9 @@ TEST(HardwareProfileFile, DeterministicExchangeMeasurementsAreReadAndChecked) {
                       });
 }
 
-// A dense model's measured steps (dense_rates[].points): read back ascending; malformed ones
-// refused naming the file and the field; an entry without them keeps its line.
+// A dense model's measured steps (dense_rates[].points), with or without their update's
+// seconds: read back ascending; malformed ones refused naming the file and the field; an
+// entry without them keeps its line.
 TEST(HardwareProfileFile, DenseRatePointsAreReadAndChecked) {
   test::TempDir dir;
   json j = shipped_profile("this-machine-cpu");
@@ -238,6 +239,22 @@ TEST(HardwareProfileFile, DenseRatePointsAreReadAndChecked) {
           {[](json& p) { p[0]["compute_seconds"] = 0; }, "compute_seconds"},
           {[](json& p) { p[1].erase("compute_seconds"); }, "compute_seconds"},
           {[](json& p) { p[0] = 7; }, "needs 'rows'"},
+      });
+  EXPECT_EQ(hw.device.dense_rates[0].points[0].update_seconds, 0);  // not measured
+  // The update's seconds in those steps: on every point or none, each > 0.
+  json updates = j;
+  updates["device"]["dense_rates"][0]["points"][0]["update_seconds"] = 2e-5;
+  updates["device"]["dense_rates"][0]["points"][1]["update_seconds"] = 3e-5;
+  const HardwareProfile with = load_hardware_profile(write_profile(dir, updates));
+  EXPECT_DOUBLE_EQ(with.device.dense_rates[0].points[0].update_seconds, 2e-5);
+  EXPECT_DOUBLE_EQ(with.device.dense_rates[0].points[1].update_seconds, 3e-5);
+  expect_each_refused(
+      dir, updates, "/device/dense_rates/0/points", "points",
+      {
+          {[](json& p) { p[1].erase("update_seconds"); }, "on every entry or on none"},
+          {[](json& p) { p[0].erase("update_seconds"); }, "on every entry or on none"},
+          {[](json& p) { p[1]["update_seconds"] = 0; }, "update_seconds"},
+          {[](json& p) { p[0]["update_seconds"] = "fast"; }, "update_seconds"},
       });
   // The steps with every rank computing at once, and the ranks they ran on.
   j["device"]["dense_rates"][0]["ranks_points"] = j["device"]["dense_rates"][0]["points"];

@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -332,6 +333,59 @@ constexpr int kHeldOutRanksKnown = 17, kHeldOutRanksAlone = 6;
 // with this model, and with the model before it (the same runs, its measurements removed).
 constexpr int kHeldOutDeterministicMpi = 11, kHeldOutDeterministicMpiBefore = 15;
 constexpr int kHeldOutDeterministicCpu = 11;
+// docs/SCALING.md, "The update measured on each model": missed in most runs with this model,
+// and with the update taken twice as fast as it ran.
+constexpr int kHeldOutUpdateMpi = 7, kHeldOutUpdateMpiFast = 11;
+constexpr int kHeldOutUpdateCpu = 10, kHeldOutUpdateCpuFast = 13;
+
+// Each measured step's update (dense_rates[].points and ranks_points) times `factor`; 0
+// removes it (the model before: every model at the seed's update rate).
+std::function<void(json&)> scale_updates(double factor) {
+  return [factor](json& p) {
+    for (auto& c : p["device"]["dense_rates"]) {
+      for (const char* points : {"points", "ranks_points"}) {
+        if (!c.contains(points)) continue;
+        for (auto& q : c[points]) {
+          if (factor == 0) {
+            q.erase("update_seconds");
+          } else {
+            q["update_seconds"] = q["update_seconds"].get<double>() * factor;
+          }
+        }
+      }
+    }
+  };
+}
+
+// The optimizer phase of every 1-device step in the held_out_update runs, predicted against
+// measured: each model's own measured update puts every one within 20%; the seed's update
+// rate, the model before, is off by more than 60% on the smallest model (which fits in the
+// caches). Returns the worst error.
+double worst_update_error(const std::function<void(json&)>& edit) {
+  double worst = 0;
+  for (const char* kind : {"mpi", "cpu"}) {
+    for (int k = 1; k <= 3; ++k) {
+      const json run =
+          validation_run(fmt::format("repeated/held_out_update/{}_run{}.json", kind, k));
+      json profile = run.at("profile");
+      edit(profile);
+      const auto rows = recompute_validation(run, profile_of(profile));
+      for (size_t i = 0; i < rows.size(); ++i) {
+        if (rows[i].devices != 1) continue;
+        const double measured =
+            run.at("rows")[i].at("measured_phases").at("optimizer").get<double>();
+        const double error = rows[i].predicted_phases.at("optimizer") / measured - 1;
+        if (std::abs(error) > std::abs(worst)) worst = error;
+      }
+    }
+  }
+  return worst;
+}
+
+TEST(ValidationRun, EachModelsUpdateIsPredictedFromItsOwnMeasuredSteps) {
+  EXPECT_LE(std::abs(worst_update_error([](json&) {})), 0.20);
+  EXPECT_GE(worst_update_error(scale_updates(0)), 0.60);
+}
 
 TEST(ValidationRun, AgreesWithTheCommittedRepeatedRunsByMajority) {
   const auto as_is = [](json&) {};
@@ -443,6 +497,20 @@ TEST(ValidationRun, AgreesWithTheCommittedRepeatedRunsByMajority) {
   const RepeatedOutcome det_cpu = compare_repeated("cpu", as_is, deterministic);
   EXPECT_EQ(det_cpu.configurations, 112);
   EXPECT_LE(det_cpu.missed_now, kHeldOutDeterministicCpu);
+  // Three runs on 2 MPI ranks and three on 2 CPU devices by the build whose measured steps keep
+  // their update's seconds (2026-12-03), held out from that change: this model's misses in
+  // most runs bounded, and more with the update taken twice as fast as it ran. (Without the
+  // update's seconds the same runs miss 6 and 10: the seed's update rate over-predicted the
+  // small models' update and so hid the rest of their multi-device step, test below.)
+  const std::string update = "repeated/held_out_update";
+  for (const auto& [kind, configurations, now, fast] :
+       {std::tuple{"mpi", 96, kHeldOutUpdateMpi, kHeldOutUpdateMpiFast},
+        std::tuple{"cpu", 112, kHeldOutUpdateCpu, kHeldOutUpdateCpuFast}}) {
+    const RepeatedOutcome measured = compare_repeated(kind, as_is, update);
+    EXPECT_EQ(measured.configurations, configurations) << kind;
+    EXPECT_LE(measured.missed_now, now) << kind;
+    EXPECT_GE(compare_repeated(kind, scale_updates(0.5), update).missed_now, fast) << kind;
+  }
   const RepeatedOutcome cpu = compare_repeated("cpu", as_is);
   EXPECT_EQ(cpu.configurations, 112);  // 4 models x 4 batches x 7 configurations
   EXPECT_LE(cpu.known, 14);

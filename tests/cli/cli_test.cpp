@@ -394,17 +394,31 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   EXPECT_LE(j.at("device").at("concurrent_memory_share").get<double>(), 1);
   EXPECT_GE(j.at("device").at("barrier").get<double>(), 0);
   // The model measured and each --also-layers model keep their own rate curve, measured the
-  // same way, with their steps (less the update) at each row count, ascending.
+  // same way, with their steps (less the update and the batch's gathering) and their update
+  // at each row count, ascending; the steps' record holds both taken off.
   const auto& curves = j.at("device").at("dense_rates");
   ASSERT_EQ(curves.size(), 3u);
   EXPECT_EQ(curves[0].at("widths"), nlohmann::json({784, 512, 128, 10}));
   EXPECT_EQ(curves[2].at("widths"), nlohmann::json({784, 64, 64, 10}));
   EXPECT_GT(curves[2].at("sustained_flops").get<double>(), 0);
+  const auto& main_steps = j.at("measurements").at("dense_steps");
   for (const auto& curve : curves) {
     ASSERT_EQ(curve.at("points").size(), 3u);
     for (size_t i = 0; i < 3; ++i) {
-      EXPECT_EQ(curve.at("points")[i].at("rows"), std::vector<int>({8, 256, 2048})[i]);
-      EXPECT_GT(curve.at("points")[i].at("compute_seconds").get<double>(), 0);
+      const auto& point = curve.at("points")[i];
+      EXPECT_EQ(point.at("rows"), std::vector<int>({8, 256, 2048})[i]);
+      EXPECT_GT(point.at("compute_seconds").get<double>(), 0);
+      EXPECT_GT(point.at("update_seconds").get<double>(), 0);
+      if (curve.at("widths") != curves[0].at("widths")) continue;
+      const auto& step = main_steps[i];
+      EXPECT_GT(step.at("data_seconds").get<double>(), 0);
+      EXPECT_NEAR(point.at("compute_seconds").get<double>(),
+                  step.at("step_seconds").get<double>() -
+                      step.at("optimizer_seconds").get<double>() -
+                      step.at("data_seconds").get<double>(),
+                  1e-12);
+      EXPECT_EQ(point.at("update_seconds").get<double>(),
+                step.at("optimizer_seconds").get<double>());
     }
   }
   EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
