@@ -8,6 +8,29 @@
 namespace tandem::detail {
 namespace {
 
+// `value` of measured points (ascending in `key`) at `x`: linear in log key between the two
+// nearest measured points, the nearest end's value beyond them.
+template <typename Point, typename Key, typename Value>
+double log_interpolated(const std::vector<Point>& points, double x, Key key, Value value) {
+  if (x <= key(points.front())) return value(points.front());
+  for (size_t i = 1; i < points.size(); ++i) {
+    const double hi = key(points[i]);
+    if (x <= hi) {
+      const double lo = key(points[i - 1]);
+      const double t = std::log(x / lo) / std::log(hi / lo);
+      return value(points[i - 1]) + t * (value(points[i]) - value(points[i - 1]));
+    }
+  }
+  return value(points.back());
+}
+
+// The same over points measured at sizes of `floats` floats.
+template <typename Point, typename Value>
+double at_size(const std::vector<Point>& points, double floats, Value value) {
+  return log_interpolated(
+      points, floats, [](const Point& p) { return static_cast<double>(p.floats); }, value);
+}
+
 // What each of several devices computing at once keeps of one device's speed alone: of its
 // memory bandwidth, and of its arithmetic (cores that all run AVX-512 clock down, or share a
 // virtual machine's host). 1 for one device.
@@ -116,14 +139,10 @@ Shares devices_share(const HardwareProfile& hw, const Scenario& s) {
 double measured_update_seconds(const DeviceProfile& d, int64_t rows) {
   const auto& p = d.row_points;
   if (p.empty() || !(d.row_points_params > 0) || !(p.front().update_seconds > 0)) return 0;
-  if (rows <= p.front().rows) return p.front().update_seconds;
-  if (rows >= p.back().rows) return p.back().update_seconds;
-  size_t i = 1;
-  while (rows > p[i].rows) ++i;
-  const DenseRowsSeconds &lo = p[i - 1], &hi = p[i];
-  const double t = std::log(static_cast<double>(rows) / static_cast<double>(lo.rows)) /
-                   std::log(static_cast<double>(hi.rows) / static_cast<double>(lo.rows));
-  return lo.update_seconds + t * (hi.update_seconds - lo.update_seconds);
+  return log_interpolated(
+      p, static_cast<double>(rows),
+      [](const DenseRowsSeconds& q) { return static_cast<double>(q.rows); },
+      [](const DenseRowsSeconds& q) { return q.update_seconds; });
 }
 
 // The optimizer's passes over `params` floats. A model whose own steps were measured with
@@ -542,22 +561,6 @@ Prediction hierarchical(const HardwareProfile& hw, const Scenario& s) {
   p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()) / local);
   p.phases["overhead"] += 2 * hw.device.barrier;
   return finish(p);
-}
-
-// `value` of measured points (ascending in `floats`) at `floats`: linear in log size between
-// the two nearest measured sizes, the nearest end's value beyond them.
-template <typename Point, typename Value>
-double at_size(const std::vector<Point>& points, double floats, Value value) {
-  if (floats <= static_cast<double>(points.front().floats)) return value(points.front());
-  for (size_t i = 1; i < points.size(); ++i) {
-    const double hi = static_cast<double>(points[i].floats);
-    if (floats <= hi) {
-      const double lo = static_cast<double>(points[i - 1].floats);
-      const double t = std::log(floats / lo) / std::log(hi / lo);
-      return value(points[i - 1]) + t * (value(points[i]) - value(points[i - 1]));
-    }
-  }
-  return value(points.back());
 }
 
 // One loop's seconds per float at `floats`, from its measurements at the nearest sizes.

@@ -501,7 +501,8 @@ TEST(ValidationRun, AgreesWithTheCommittedRepeatedRunsByMajority) {
   // their update's seconds (2026-12-03), held out from that change: this model's misses in
   // most runs bounded, and more with the update taken twice as fast as it ran. (Without the
   // update's seconds the same runs miss 6 and 10: the seed's update rate over-predicted the
-  // small models' update and so hid the rest of their multi-device step, test below.)
+  // small models' update and so hid the rest of their multi-device step; the update itself is
+  // checked in EachModelsUpdateIsPredictedFromItsOwnMeasuredSteps.)
   const std::string update = "repeated/held_out_update";
   for (const auto& [kind, configurations, now, fast] :
        {std::tuple{"mpi", 96, kHeldOutUpdateMpi, kHeldOutUpdateMpiFast},
