@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Two tandem binaries on one convnet's training step, interleaved: the second epoch's
+# Two tandem binaries on one model's training step, interleaved: the second epoch's
 # seconds per step (--metrics-json) on one device of one thread, ROUNDS rounds, then each
 # batch's median, range and old/new ratio. Rounds alternate which binary runs first; run it
-# with the same binary twice to see the machine's own spread.
+# with the same binary twice to see the machine's own spread. MODEL: a built-in model or a
+# saved one (train --model), or dense:W,W,... for an MLP of those hidden widths (--layers).
 #   bench/ab_convnet_step.sh OLD_TANDEM NEW_TANDEM [MODEL] [ROUNDS] [BATCHES...]
 set -euo pipefail
 old="$1" new="$2" model="${3:-mnist-convnet}" rounds="${4:-5}"
 batches=("${@:5}")
 ((${#batches[@]})) || batches=(64 128)
+model_args=(--model "$model")
+[[ "$model" == dense:* ]] && model_args=(--layers "${model#dense:}")
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 for ((round = 1; round <= rounds; ++round)); do
@@ -15,7 +18,7 @@ for ((round = 1; round <= rounds; ++round)); do
   ((round % 2)) || order=(new old)  # alternate who runs first: no order bias
   for b in "${batches[@]}"; do
     for which in "${order[@]}"; do
-      "${!which}" train --model "$model" --dataset synthetic --epochs 2 --optimizer sgd \
+      "${!which}" train "${model_args[@]}" --dataset synthetic --epochs 2 --optimizer sgd \
         --batch-size "$b" --devices 1 --threads-per-device 1 --metrics-json "$tmp/m.json" \
         >/dev/null
       python3 - "$tmp/m.json" "$which" "$b" >>"$tmp/times.txt" <<'PY'

@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "backend/cpu_batch_norm.h"
 #include "backend/cpu_window_ops.h"
+#include "core/parallel_for.h"
 #include "tandem/error.h"
 
 namespace tandem {
@@ -110,11 +111,10 @@ class CpuBackend final : public Backend {
         if (x != y) std::copy(x, x + n, y);
         return;
       case ActivationKind::relu:
-#pragma omp parallel for simd num_threads(threads_) if (parallel)
-        for (int64_t i = 0; i < n; ++i) {
+        simd_for(n, threads_, kParallelThreshold, [=](int64_t i) {
           const float v = x[i];  // loaded before the select, so the loop vectorizes
           y[i] = v > 0.f ? v : 0.f;
-        }
+        });
         return;
       case ActivationKind::sigmoid:
 #pragma omp parallel for num_threads(threads_) if (parallel)
@@ -140,21 +140,20 @@ class CpuBackend final : public Backend {
         if (dx != dy) std::copy(dy, dy + n, dx);
         return;
       case ActivationKind::relu:
-#pragma omp parallel for simd num_threads(threads_) if (parallel)
-        for (int64_t i = 0; i < n; ++i) {
+        simd_for(n, threads_, kParallelThreshold, [=](int64_t i) {
           // dy loaded unconditionally: a conditional load is control flow, which keeps the
           // compiler from vectorizing (and mispredicts on a random sign pattern).
           const float g = dy[i];
           dx[i] = y[i] > 0.f ? g : 0.f;
-        }
+        });
         return;
       case ActivationKind::sigmoid:
-#pragma omp parallel for simd num_threads(threads_) if (parallel)
-        for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * y[i] * (1.f - y[i]);
+        simd_for(n, threads_, kParallelThreshold,
+                 [=](int64_t i) { dx[i] = dy[i] * y[i] * (1.f - y[i]); });
         return;
       case ActivationKind::tanh:
-#pragma omp parallel for simd num_threads(threads_) if (parallel)
-        for (int64_t i = 0; i < n; ++i) dx[i] = dy[i] * (1.f - y[i] * y[i]);
+        simd_for(n, threads_, kParallelThreshold,
+                 [=](int64_t i) { dx[i] = dy[i] * (1.f - y[i] * y[i]); });
         return;
       case ActivationKind::softmax:
         // dx = y * (dy - sum(dy * y)) per row.

@@ -7,6 +7,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/parallel_for.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
@@ -26,8 +27,7 @@ void execute_primitive(dnnl::primitive& primitive, dnnl::stream& stream,
 
 // dst (n) += src, on `threads` threads when large.
 inline void add_into(float* dst, const float* src, int64_t n, int threads) {
-#pragma omp parallel for simd num_threads(threads) if (n >= (1 << 15))
-  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
+  simd_for(n, threads, int64_t{1} << 15, [=](int64_t i) { dst[i] += src[i]; });
 }
 
 }  // namespace tandem::detail

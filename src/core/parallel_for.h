@@ -31,4 +31,20 @@ void parallel_for(int64_t begin, int64_t end, int threads, Body&& body) {
   }
 }
 
+// f(i) for i in [0, n), vectorized: on `threads` threads once n reaches `grain`, else on the
+// calling thread. Not `omp parallel for simd if (n >= grain)`: GCC 12 runs that construct's
+// one-thread fallback unvectorized, 3-4x slower than `omp simd` (ReLU's backward over
+// 127 x 256 floats: 12.7 us against 3.1 us), which made a 784-256-256-10 step 10-20% slower
+// per row below 128 rows than at 128.
+template <class F>
+void simd_for(int64_t n, int threads, int64_t grain, F&& f) {
+  if (n >= grain && threads > 1) {
+#pragma omp parallel for simd num_threads(threads)
+    for (int64_t i = 0; i < n; ++i) f(i);
+  } else {
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) f(i);
+  }
+}
+
 }  // namespace tandem

@@ -102,9 +102,23 @@ TEST(CpuBackend, GemmRejectsAccumulateWithEpilogue) {
                std::exception);
 }
 
-TEST(CpuBackend, ActivationsForwardAndBackward) {
-  auto backend = make_cpu_backend(2);
-  const int64_t rows = 3, cols = 5;
+// Small (one thread), large on 2 threads (the parallel loops) and large on 1 thread (the
+// calling thread's vectorized loop, which simd_for takes below its grain or on one thread).
+struct ActivationCase {
+  int threads;
+  int64_t rows, cols;
+};
+
+class CpuBackendActivations : public ::testing::TestWithParam<ActivationCase> {};
+
+INSTANTIATE_TEST_SUITE_P(Sizes, CpuBackendActivations,
+                         ::testing::Values(ActivationCase{2, 3, 5}, ActivationCase{2, 160, 256},
+                                           ActivationCase{1, 160, 256},
+                                           ActivationCase{2, 127, 256}));
+
+TEST_P(CpuBackendActivations, ForwardAndBackward) {
+  const auto [threads, rows, cols] = GetParam();
+  auto backend = make_cpu_backend(threads);
   const auto x = random_vector(rows * cols, 5), dy = random_vector(rows * cols, 6);
   for (ActivationKind a : {ActivationKind::linear, ActivationKind::relu, ActivationKind::sigmoid,
                            ActivationKind::tanh, ActivationKind::softmax}) {

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
+#include <vector>
 
+#include "core/parallel_for.h"
 #include "core/rng.h"
 #include "tandem/array.h"
 
@@ -40,6 +43,19 @@ TEST(Rng, RepeatableAndUnbiasedEnough) {
   }
   EXPECT_NEAR(sum / 100000, 0.5, 0.01);
   EXPECT_NE(Rng::derive(1, 2), Rng::derive(1, 3));
+}
+
+// simd_for visits every index once, on threads past its grain and on the calling thread below
+// it (and with one thread), and not beyond n.
+TEST(SimdFor, VisitsEveryIndexOnceOnEitherPath) {
+  for (const auto& [n, threads, grain] : std::vector<std::tuple<int64_t, int, int64_t>>{
+           {0, 2, 8}, {7, 2, 8}, {8, 2, 8}, {1001, 2, 8}, {1001, 1, 8}, {1001, 2, 1 << 20}}) {
+    std::vector<int> visits(static_cast<size_t>(n) + 1, 0);
+    int* v = visits.data();
+    simd_for(n, threads, grain, [=](int64_t i) { v[i] += 1; });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(visits[i], 1) << "n " << n << ", index " << i;
+    EXPECT_EQ(visits[n], 0) << "n " << n;
+  }
 }
 
 }  // namespace
