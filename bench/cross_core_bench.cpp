@@ -151,26 +151,26 @@ int main(int argc, char** argv) {
   pin_to(o.cores[0]);
   Peer peer(o.cores[1]);
   float sink = 0;
+  // Every case: make `count` floats at `lines` this core's (written last here), let the other
+  // core touch them (or not), then time `pass` on this core.
+  auto after = [&](Touch other, float* lines, size_t count, auto&& pass) {
+    add_one(lines, count);
+    if (other != Touch::none) peer.ask(other, lines, count);
+    return tb::seconds_per_call(pass, 1);
+  };
   std::vector<Row> rows;
   for (const int64_t kb : o.kb) {
     const size_t n = static_cast<size_t>(kb) * 256;
     tandem::AlignedBuffer buffer(static_cast<int64_t>(n));
     float* p = buffer.data();
-    // Each case: make the lines this core's (written last here), let the other core touch
-    // them, then time this core's pass.
     auto once = [&](Touch other, bool write) {
-      add_one(p, n);
-      if (other != Touch::none) peer.ask(other, p, n);
-      const double s = tb::seconds_per_call(
-          [&] {
-            if (write) {
-              add_one(p, n);
-            } else {
-              sink += sum_of(p, n);
-            }
-          },
-          1);
-      return s;
+      return after(other, p, n, [&] {
+        if (write) {
+          add_one(p, n);
+        } else {
+          sink += sum_of(p, n);
+        }
+      });
     };
     std::vector<double> rw, rr, rwr, r0, rrw;
     for (int i = 0; i < o.repeats; ++i) {
@@ -219,9 +219,7 @@ int main(int argc, char** argv) {
                               .b = dz.data(),
                               .c = dw.data()};
   auto gemm_once = [&](Touch other) {
-    add_one(dw.data(), wn);
-    if (other != Touch::none) peer.ask(other, dw.data(), wn);
-    return tb::seconds_per_call([&] { backend->gemm(args); }, 1);
+    return after(other, dw.data(), wn, [&] { backend->gemm(args); });
   };
   std::vector<double> g0, gr, gw;
   for (int i = 0; i < o.repeats; ++i) {

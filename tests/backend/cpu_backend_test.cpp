@@ -102,8 +102,9 @@ TEST(CpuBackend, GemmRejectsAccumulateWithEpilogue) {
                std::exception);
 }
 
-// Small (one thread), large on 2 threads (the parallel loops) and large on 1 thread (the
-// calling thread's vectorized loop, which simd_for takes below its grain or on one thread).
+// Small, and just below the parallel grain (127 x 256), on the calling thread's vectorized
+// loop, as simd_for runs it below its grain; past the grain on 2 threads (the parallel loop)
+// and on 1 thread (the calling thread's loop again).
 struct ActivationCase {
   int threads;
   int64_t rows, cols;
