@@ -179,6 +179,39 @@ double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, int
   return s;
 }
 
+// The weight-gradient part of a device's Dense layers' backward: each one's backward seconds
+// times the weight gradient's share of its FLOPs (as many as its forward's).
+double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows, Shares share) {
+  double s = 0;
+  for (const auto& l : m.layers) {
+    if (l.kind == CostKind::dense && l.backward_flops > 0) {
+      s += layer_seconds(d, l, rows, true, share) * l.forward_flops / l.backward_flops;
+    }
+  }
+  return s;
+}
+
+// What a device of n keeps of that part when it computes only its shard of every weight
+// gradient: the model's shards' GEMMs over its whole kernels' GEMMs as calibrate timed them
+// at rows near `rows` (in log rows between two measured row counts, the nearest end's beyond
+// them), with the caches emptied first where the model's gradients do not fit in the core's
+// cache (a step streams them out), warm where they do; -1 where the profile did not time
+// them for n devices. At 16 rows per device the shards' GEMMs took 0.36-0.56 of the whole
+// ones, at 64 rows 0.89-0.90 (oneDNN's kernels for few rows write the gradient, and 1/N of it
+// stays in the cache for the accumulating GEMMs): docs/SCALING.md, "Weight-gradient shards".
+double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_t rows, int n) {
+  const auto& g = d.row_weight_grad_gemms;
+  if (g.empty() || d.row_shard_devices != n) return -1;
+  const bool cold = d.private_cache_bytes == 0 || 4.0 * static_cast<double>(m.params()) >
+                                                      static_cast<double>(d.private_cache_bytes);
+  return log_interpolated(
+      g, static_cast<double>(rows),
+      [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
+      [cold](const WeightGradGemmSeconds& p) {
+        return cold ? p.shard_cold / p.whole_cold : p.shard / p.whole;
+      });
+}
+
 // Gradient buckets as make_buckets (src/parallel/buckets.cpp) forms them: layers in backward
 // order, a bucket closed once it holds the first (then the regular) bucket's bytes.
 struct ModelBucket {
@@ -239,8 +272,10 @@ Prediction single_device(const HardwareProfile& hw, const Scenario& s) {
 // grad_reducer.cpp, WeightGradShardReducer (mirrored, sharded reducer, shared parameters,
 // every layer with parameters a Dense used once): each device runs backward's input
 // gradients on its rows, hands over its operands per layer, and computes 1/N of every
-// weight gradient over the whole batch (as many FLOPs as its own rows' weight gradient),
-// then updates that 1/N; nothing is summed. Its weight-gradient GEMMs write 1/N of each
+// weight gradient over the whole batch (N GEMMs of its rows of the kernel, one per replica's
+// rows: as many FLOPs as its own rows' weight gradient), then updates that 1/N; nothing is
+// summed. Its weight-gradient pass takes what calibrate's timing of those GEMMs keeps of the
+// whole ones (weight_grad_shard_kept); in profiles without it, the GEMMs write 1/N of each
 // kernel gradient, so their fixed cost is 1/N of a whole one's. A hand-off per layer, a
 // barrier at the end.
 Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
@@ -248,9 +283,11 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   const int64_t rows = rows_per_device(s);
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
+  const double kept = weight_grad_shard_kept(hw.device, s.model, rows, n);
   p.phases["compute"] +=
       backward_seconds(hw.device, s.model, rows, share) -
-      (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share);
+      (kept >= 0 ? (1.0 - kept) * weight_grad_seconds(hw.device, s.model, rows, share)
+                 : (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share));
   p.phases["allreduce"] = layers_with_params(s.model) * hw.device_device.latency;
   p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()) / n);
   p.phases["overhead"] += hw.device.barrier;

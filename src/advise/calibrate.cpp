@@ -55,6 +55,10 @@ struct DenseCurve {
   // The compute and update seconds at each row count, ascending in rows (one row count
   // measured twice: their mean): the curve the cost model follows (dense_rates[].points).
   std::vector<DenseRowsSeconds> points;
+  // Its weight-gradient GEMMs at the same rows, whole and as one of shard_devices devices
+  // computes its shards (empty for one device).
+  std::vector<WeightGradGemmSeconds> weight_grad_gemms;
+  int shard_devices = 0;
 };
 
 std::vector<DenseRowsSeconds> rows_points(const std::vector<double>& rows,
@@ -85,6 +89,29 @@ json points_json(const std::vector<DenseRowsSeconds>& points) {
     json point = {{"rows", p.rows}, {"compute_seconds", p.compute_seconds}};
     if (p.update_seconds > 0) point["update_seconds"] = p.update_seconds;
     out.push_back(point);
+  }
+  return out;
+}
+
+// As dense_rates[].weight_grad_gemms holds them.
+json weight_grad_gemms_json(const std::vector<WeightGradGemmSeconds>& points, int devices) {
+  json out = json::array();
+  for (const WeightGradGemmSeconds& p : points) {
+    out.push_back({{"rows", p.rows},
+                   {"whole", p.whole},
+                   {"shard", p.shard},
+                   {"whole_cold", p.whole_cold},
+                   {"shard_cold", p.shard_cold}});
+  }
+  return {{"devices", devices}, {"points", out}};
+}
+
+// What the shards keep of the whole GEMMs at each row count, warm / caches emptied.
+std::string kept_words(const std::vector<WeightGradGemmSeconds>& points) {
+  std::string out;
+  for (const WeightGradGemmSeconds& p : points) {
+    out += fmt::format("{}{} rows {:.2f}/{:.2f}", out.empty() ? "" : ", ", p.rows,
+                       p.shard / p.whole, p.shard_cold / p.whole_cold);
   }
   return out;
 }
@@ -141,7 +168,40 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
       run->time(plan.steps, seed);
     }
   }
-  return fit_dense_curve(widths, runs, &log, "calibrate", "--rows");
+  DenseCurve c = fit_dense_curve(widths, runs, &log, "calibrate", "--rows");
+  if (plan.max_devices > 1) {
+    c.shard_devices = plan.max_devices;
+    c.weight_grad_gemms = weight_grad_gemm_seconds(widths, plan.rows, plan.max_devices,
+                                                   plan.threads_per_device, plan.repeats);
+    log << fmt::format(
+        "dense {}: weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches "
+        "emptied): {}\n",
+        fmt::join(widths, "-"), plan.max_devices, kept_words(c.weight_grad_gemms));
+  }
+  return c;
+}
+
+// The dense_rates entry of a measured curve, and the source of its weight-gradient GEMMs.
+json dense_rate_entry(const std::vector<int64_t>& widths, double sustained, double half_rows,
+                      const DenseCurve& c) {
+  json entry = {{"widths", widths},
+                {"sustained_flops", sustained},
+                {"half_rows", half_rows},
+                {"points", points_json(c.points)}};
+  if (!c.weight_grad_gemms.empty()) {
+    entry["weight_grad_gemms"] = weight_grad_gemms_json(c.weight_grad_gemms, c.shard_devices);
+  }
+  return entry;
+}
+
+std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
+  return fmt::format(
+      "Measured: the model's weight-gradient GEMMs on one device of {} thread(s) at {} rows, "
+      "best of {}: every kernel's whole gradient, and device 0's shards of {} devices "
+      "(1/{} of each kernel's input rows, one GEMM per replica's rows, the first writing, the "
+      "others accumulating), each right after the same pass and with the caches emptied first",
+      plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats, plan.max_devices,
+      plan.max_devices);
 }
 
 // The rank_rank link from the sweep, and the sweep itself with the ranks it ran on (the cost
@@ -334,10 +394,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
         {"half_rows", half_rows},
         // The model measured follows its own steps piecewise in rows (the line above serves
         // other models).
-        {"dense_rates", json::array({{{"widths", plan.widths},
-                                      {"sustained_flops", sustained},
-                                      {"half_rows", half_rows},
-                                      {"points", points_json(main.points)}}})},
+        {"dense_rates", json::array({dense_rate_entry(plan.widths, sustained, half_rows, main)})},
         {"memory_bandwidth", memory_bandwidth},
         {"cold_copy_bandwidth", cold_copy},
         {"cold_sum_bandwidth", cold_sum},
@@ -412,6 +469,9 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                    bf16_words)},
       {"max_devices", fmt::format("The {} cores of this process, {} per device (or --max-devices)",
                                   available_cores(), threads)}};
+  if (!main.weight_grad_gemms.empty()) {
+    sources["device.dense_rates " + widths + " weight_grad_gemms"] = weight_grad_gemms_source(plan);
+  }
   json measurements = {
       {"dense_model", widths},
       {"dense_steps", dense_steps},
@@ -517,10 +577,11 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   for (const auto& widths : plan.other_widths) {
     const DenseCurve c = measure_dense(widths, plan, one_device, seed, log);
     const std::string name = fmt::format("{}", fmt::join(widths, "-"));
-    profile["device"]["dense_rates"].push_back({{"widths", widths},
-                                                {"sustained_flops", c.rate.sustained_flops},
-                                                {"half_rows", c.rate.half_rows},
-                                                {"points", points_json(c.points)}});
+    profile["device"]["dense_rates"].push_back(
+        dense_rate_entry(widths, c.rate.sustained_flops, c.rate.half_rows, c));
+    if (!c.weight_grad_gemms.empty()) {
+      sources["device.dense_rates " + name + " weight_grad_gemms"] = weight_grad_gemms_source(plan);
+    }
     sources["device.dense_rates " + name] = fmt::format(
         "Measured as device.sustained_flops, on Dense {}: steps of {} at {} rows; slope {:.4g} "
         "ms/row, intercept {:.4g} ms; those steps (points: less their update and gathering, "
@@ -553,12 +614,23 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
 
 json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
                       const std::vector<std::unique_ptr<StepRun>>& runs,
-                      const std::vector<std::unique_ptr<StepRun>>& together, int ranks) {
+                      const std::vector<std::unique_ptr<StepRun>>& together, int ranks,
+                      const std::vector<WeightGradGemmSeconds>& weight_grad_gemms,
+                      int shard_devices) {
   const DenseCurve c =
       fit_dense_curve(widths, runs, nullptr, "bench validate", "--calibration-rows");
   auto& curves = hw.device.dense_rates;
-  std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
   DenseRateCurve measured{widths, c.rate.sustained_flops, c.rate.half_rows, c.points};
+  // The weight-gradient GEMMs measured now, else those the profile had for the model.
+  measured.weight_grad_gemms = weight_grad_gemms;
+  measured.shard_devices = shard_devices;
+  for (const DenseRateCurve& k : curves) {
+    if (k.widths == widths && weight_grad_gemms.empty()) {
+      measured.weight_grad_gemms = k.weight_grad_gemms;
+      measured.shard_devices = k.shard_devices;
+    }
+  }
+  std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
   json together_steps;
   if (!together.empty()) {
     const DenseCurve t =
@@ -578,6 +650,9 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
     if (!k.ranks_points.empty()) {
       entry["ranks_points"] = points_json(k.ranks_points);
       entry["ranks"] = k.ranks;
+    }
+    if (!k.weight_grad_gemms.empty()) {
+      entry["weight_grad_gemms"] = weight_grad_gemms_json(k.weight_grad_gemms, k.shard_devices);
     }
     document.push_back(entry);
   }

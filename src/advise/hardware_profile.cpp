@@ -175,6 +175,30 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
   return out;
 }
 
+// A dense model's weight-gradient GEMMs (dense_rates[].weight_grad_gemms): the devices whose
+// shards were timed (2 or more) and points ascending in rows, every time > 0.
+std::vector<WeightGradGemmSeconds> weight_grad_gemms(const json& j, const std::string& where,
+                                                     int& devices) {
+  if (!j.is_object() || !j.contains("devices") || !j.at("devices").is_number_integer() ||
+      j.at("devices").get<int64_t>() < 2 || j.at("devices").get<int64_t>() > 1 << 20) {
+    throw ConfigError(where + " needs 'devices', a whole number >= 2");
+  }
+  devices = j.at("devices").get<int>();
+  if (!j.contains("points") || !j.at("points").is_array() || j.at("points").empty()) {
+    throw ConfigError(where +
+                      " needs 'points', an array of {rows, whole, shard, whole_cold, "
+                      "shard_cold}");
+  }
+  std::vector<WeightGradGemmSeconds> out;
+  const std::string points = where + ": points";
+  for (const json& c : j.at("points")) {
+    const int64_t rows = ascending(c, "rows", out.empty() ? 0 : out.back().rows, points);
+    out.push_back({rows, positive(c, "whole", points), positive(c, "shard", points),
+                   positive(c, "whole_cold", points), positive(c, "shard_cold", points)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string profiles_directory() {
@@ -333,6 +357,10 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
           throw ConfigError(where + ": ranks_points needs 'ranks', a whole number >= 2");
         }
         curve.ranks = c.at("ranks").get<int>();
+      }
+      if (c.contains("weight_grad_gemms")) {
+        curve.weight_grad_gemms = weight_grad_gemms(
+            c.at("weight_grad_gemms"), where + ": weight_grad_gemms", curve.shard_devices);
       }
       p.device.dense_rates.push_back(curve);
     }

@@ -27,6 +27,17 @@ struct DenseRowsSeconds {
   double update_seconds = 0;
 };
 
+// A dense model's weight-gradient GEMMs timed alone on one core at `rows` rows per device
+// (probes.h, weight_grad_gemm_seconds): as one device runs them (each kernel's whole gradient
+// over its rows) and as one of several devices runs its part under weight-gradient sharding
+// (grad_reducer.cpp, WeightGradShardReducer: 1/N of each kernel's input rows, one GEMM per
+// replica's rows, the first writing and the others accumulating), with the caches warm and
+// emptied first. Seconds, summed over the model's Dense layers.
+struct WeightGradGemmSeconds {
+  int64_t rows = 0;
+  double whole = 0, shard = 0, whole_cold = 0, shard_cold = 0;
+};
+
 // A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own
 // rates: a Dense(10) after 8192 units uses the cores less than the seed's layers): the line
 // through its steps, and (profiles since 2026-12-03) the steps themselves, ascending in rows,
@@ -40,6 +51,10 @@ struct DenseRateCurve {
   // too, which the model of `ranks` ranks of one device each follows instead of `points`.
   std::vector<DenseRowsSeconds> ranks_points;
   int ranks = 0;
+  // Its weight-gradient GEMMs at the same rows, the shards as one of `shard_devices` devices
+  // computes them (profiles since 2026-12-03, evening; empty: not measured).
+  std::vector<WeightGradGemmSeconds> weight_grad_gemms;
+  int shard_devices = 0;
 };
 
 // Seconds per float of the bfloat16 loops (parallel/bf16.h) over buffers of `floats` floats,
@@ -77,6 +92,11 @@ struct DeviceProfile {
   // That model's parameters: where its points hold the update's seconds, an update of p of
   // them takes those seconds times p / row_points_params (update_seconds, algorithms.cpp).
   double row_points_params = 0;
+  // And its weight-gradient GEMMs (its dense_rates entry's weight_grad_gemms, set by predict):
+  // what a device of row_shard_devices keeps of the weight-gradient pass when it computes only
+  // its shard (weight_grad_shard, algorithms.cpp).
+  std::vector<WeightGradGemmSeconds> row_weight_grad_gemms;
+  int row_shard_devices = 0;
   // FLOP/s of convolutions (their GEMM rows are samples x output pixels, so they keep their
   // rate at small batches); 0: sustained_flops.
   double conv_flops = 0;

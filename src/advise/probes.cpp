@@ -258,4 +258,75 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
   return out;
 }
 
+std::vector<WeightGradGemmSeconds> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
+                                                            const std::vector<int64_t>& rows,
+                                                            int devices, int threads, int repeats) {
+  if (widths.size() < 2 || rows.empty() || devices < 2) return {};
+  const std::unique_ptr<Backend> backend = make_cpu_backend(threads);
+  const int64_t most_rows = *std::max_element(rows.begin(), rows.end());
+  const size_t layers = widths.size() - 1;
+  // Per layer: its input rows x (rows, in), its output gradient dz (rows, units) and its
+  // kernel's gradient (in, units).
+  std::vector<AlignedBuffer> x, dz, grad;
+  for (size_t l = 0; l < layers; ++l) {
+    x.emplace_back(most_rows * widths[l]);
+    dz.emplace_back(most_rows * widths[l + 1]);
+    grad.emplace_back(widths[l] * widths[l + 1]);
+    std::fill(x[l].data(), x[l].data() + most_rows * widths[l], 0.5f);
+    std::fill(dz[l].data(), dz[l].data() + most_rows * widths[l + 1], 1e-3f);
+  }
+  const auto whole = [&](int64_t r) {
+    for (size_t l = layers; l-- > 0;) {
+      backend->gemm({.m = widths[l],
+                     .n = widths[l + 1],
+                     .k = r,
+                     .a = x[l].data(),
+                     .trans_a = true,
+                     .b = dz[l].data(),
+                     .c = grad[l].data()});
+    }
+  };
+  const auto shard = [&](int64_t r) {
+    for (size_t l = layers; l-- > 0;) {
+      const int64_t in = widths[l], part = (in + devices - 1) / devices;
+      for (int q = 0; q < devices; ++q) {
+        backend->gemm({.m = part,
+                       .n = widths[l + 1],
+                       .k = r,
+                       .a = x[l].data(),
+                       .trans_a = true,
+                       .b = dz[l].data(),
+                       .c = grad[l].data(),
+                       .accumulate = q > 0,
+                       .lda = in});
+      }
+    }
+  };
+  CacheEvictor evictor;
+  const auto seconds = [](auto&& pass) {
+    const auto start = Clock::now();
+    pass();
+    return seconds_since(start);
+  };
+  std::vector<int64_t> distinct = rows;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<WeightGradGemmSeconds> out;
+  for (const int64_t r : distinct) {
+    whole(r), shard(r);  // each GEMM's primitive created once
+    out.push_back({r, 1e300, 1e300, 1e300, 1e300});
+  }
+  for (int round = 0; round < std::max(repeats, 1); ++round) {
+    for (WeightGradGemmSeconds& m : out) {
+      evictor.evict();
+      m.whole_cold = std::min(m.whole_cold, seconds([&] { whole(m.rows); }));
+      m.whole = std::min(m.whole, seconds([&] { whole(m.rows); }));
+      evictor.evict();
+      m.shard_cold = std::min(m.shard_cold, seconds([&] { shard(m.rows); }));
+      m.shard = std::min(m.shard, seconds([&] { shard(m.rows); }));
+    }
+  }
+  return out;
+}
+
 }  // namespace tandem::detail

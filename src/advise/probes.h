@@ -70,4 +70,16 @@ Bf16LoopSeconds bf16_loop_seconds(int64_t floats, int repeats);
 std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& shapes, int threads,
                                                  int64_t batch, int repeats);
 
+// A dense model's weight-gradient GEMMs (Input(widths[0]) -> Dense(widths[1]) -> ...) on one
+// device of `threads` threads at each of `rows` rows: every kernel's whole gradient over the
+// rows (what one device computes), and the shard device 0 of `devices` computes under
+// weight-gradient sharding (WeightGradShardReducer: the first 1/devices of the kernel's input
+// rows, one GEMM per replica's `rows` rows, the first writing and the others accumulating;
+// the replicas' operands are one buffer here), layers in backward order; each pass warm (right
+// after the same pass) and with the caches emptied before it. Best of `repeats` rounds,
+// interleaved over the rows; seconds summed over the layers.
+std::vector<WeightGradGemmSeconds> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
+                                                            const std::vector<int64_t>& rows,
+                                                            int devices, int threads, int repeats);
+
 }  // namespace tandem::detail

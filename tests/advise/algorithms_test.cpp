@@ -192,6 +192,53 @@ TEST(Algorithms, EachAlgorithmCostsWhatItsCodeDoes) {
   EXPECT_LT(simulate(slow_link, s, Algorithm::hierarchical).step_seconds, slow_f32);
 }
 
+// Weight-gradient sharding's pass follows the model's GEMMs as calibrate timed them: the
+// shards' time over the whole kernels' at the device's rows (in log rows between two timed row
+// counts) is what a device keeps of its weight-gradient seconds; caches emptied for a model
+// larger than the core's cache, warm for one that fits; the profile's own rule where the GEMMs
+// were timed for another number of devices or not at all.
+TEST(Algorithms, ShardedWeightGradientsKeepWhatTheirTimedGemmsKeep) {
+  HardwareProfile hw = cpu_profile();
+  hw.device.private_cache_bytes = 2 << 20;  // the seed's 54 MB of parameters do not fit
+  Scenario s = seed(2);
+  s.batch = 32;  // 16 rows per device
+  const auto compute = [&](const HardwareProfile& h) {
+    return simulate(h, s, Algorithm::weight_grad_shard).phases.at("compute");
+  };
+  const double untimed = compute(hw);
+  // Cold shards keep 1 (no gain), 1/2 and 1/4 of the whole GEMMs at every row count; the
+  // warm figures (1/10) do not apply to this model.
+  const auto timed = [&](double kept) {
+    HardwareProfile h = hw;
+    h.device.row_weight_grad_gemms = {{8, 1e-3, 1e-4, 1.0, kept}, {64, 1e-3, 1e-4, 2.0, 2 * kept}};
+    h.device.row_shard_devices = 2;
+    return h;
+  };
+  const double none = compute(timed(1)), half = compute(timed(0.5)), quarter = compute(timed(0.25));
+  ASSERT_GT(none - half, 0);
+  EXPECT_NEAR((none - quarter) / (none - half), 1.5, 1e-12);
+  // The weight-gradient part is every Dense layer's backward seconds times forward over
+  // backward FLOPs: at 16 rows on the line (100 GFLOP/s, half_rows 16, the fixed part streamed
+  // at the 2 devices' memory share 0.7), (16 + 16 / 0.7) x forward FLOPs per row / 100e9.
+  double weight_grad = 0;
+  for (const auto& l : s.model.layers) weight_grad += (16 + 16 / 0.7) * l.forward_flops / 100e9;
+  EXPECT_NEAR(none - half, weight_grad / 2, 1e-12);
+  // Between two timed row counts: 8 rows keep 1/2 and 32 rows keep all, so 16 rows keep 3/4.
+  HardwareProfile between = hw;
+  between.device.row_weight_grad_gemms = {{8, 1e-3, 1e-4, 1.0, 0.5}, {32, 1e-3, 1e-4, 1.0, 1.0}};
+  between.device.row_shard_devices = 2;
+  EXPECT_NEAR((none - compute(between)) / (none - half), 0.5, 1e-12);
+  // A model that fits in the core's cache takes the warm figures: 1/10 kept.
+  HardwareProfile warm = timed(1);
+  warm.device.private_cache_bytes = int64_t{1} << 30;
+  EXPECT_NEAR((none - compute(warm)) / (none - half), 0.9 / 0.5, 1e-12);
+  // Timed for 4 devices, or not at all: the fixed part's 1/N, as before.
+  HardwareProfile four = timed(0.5);
+  four.device.row_shard_devices = 4;
+  EXPECT_EQ(compute(four), untimed);
+  EXPECT_NE(untimed, half);
+}
+
 // A dense model's measured steps are followed piecewise in rows: at a measured row count one
 // device computes exactly what was measured; between two, the power law through both; beyond
 // the largest, the line through the last two; below the smallest, the first two's power law.

@@ -7,10 +7,27 @@
 
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
+#include "advise/probes.h"
 #include "test_util.h"
 
 namespace tandem::detail {
 namespace {
+
+// The weight-gradient GEMMs are timed once per distinct row count, ascending, every pass
+// taking time; with one device there are no shards to time.
+TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
+  const auto gemms = weight_grad_gemm_seconds({64, 48, 10}, {8, 4, 8}, 2, 1, 1);
+  ASSERT_EQ(gemms.size(), 2u);
+  EXPECT_EQ(gemms[0].rows, 4);
+  EXPECT_EQ(gemms[1].rows, 8);
+  for (const auto& g : gemms) {
+    for (const double t : {g.whole, g.shard, g.whole_cold, g.shard_cold}) {
+      EXPECT_GT(t, 0);
+      EXPECT_LT(t, 1);
+    }
+  }
+  EXPECT_TRUE(weight_grad_gemm_seconds({64, 48, 10}, {8}, 1, 1, 1).empty());
+}
 
 TEST(Calibrate, FitLineIsLeastSquares) {
   const auto [slope, intercept] = fit_line({1, 2, 3, 4}, {3, 5, 7, 9});

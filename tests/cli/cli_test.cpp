@@ -421,6 +421,21 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
                 step.at("optimizer_seconds").get<double>());
     }
   }
+  // Each curve's weight-gradient GEMMs at the same rows, whole and as one of the 2 devices'
+  // shards, warm and with the caches emptied.
+  EXPECT_THAT(r.out, HasSubstr("dense 784-64-64-10: weight-gradient shards of 1 of 2 devices"));
+  for (const auto& curve : curves) {
+    const auto& gemms = curve.at("weight_grad_gemms");
+    EXPECT_EQ(gemms.at("devices"), 2);
+    ASSERT_EQ(gemms.at("points").size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      const auto& point = gemms.at("points")[i];
+      EXPECT_EQ(point.at("rows"), std::vector<int>({8, 256, 2048})[i]);
+      for (const char* time : {"whole", "shard", "whole_cold", "shard_cold"}) {
+        EXPECT_GT(point.at(time).get<double>(), 0) << time;
+      }
+    }
+  }
   EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
   // Every figure names its measurement.
   for (const char* source :
@@ -429,7 +444,8 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
         "host_device", "device_device", "device.concurrent_memory_share",
         "device.fork_join, device.barrier", "device.bf16_loops", "device.dense_rates 784-256-10",
         "device.cold_copy_bandwidth, device.cold_sum_bandwidth",
-        "device.dense_rates 784-512-128-10"}) {
+        "device.dense_rates 784-512-128-10", "device.dense_rates 784-512-128-10 weight_grad_gemms",
+        "device.dense_rates 784-256-10 weight_grad_gemms"}) {
     ASSERT_TRUE(j.at("sources").contains(source)) << source;
     EXPECT_THAT(j.at("sources").at(source).get<std::string>(), HasSubstr("Measured"));
   }
@@ -599,7 +615,14 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
     ASSERT_EQ(curve.at("points").size(), 2u);
     EXPECT_EQ(curve.at("points")[0].at("rows"), 16);
     EXPECT_EQ(curve.at("points")[1].at("rows"), 2048);
+    // Its weight-gradient GEMMs timed at the same rows for the run's 2 devices.
+    const auto& gemms = curve.at("weight_grad_gemms");
+    EXPECT_EQ(gemms.at("devices"), 2);
+    ASSERT_EQ(gemms.at("points").size(), 2u);
+    EXPECT_EQ(gemms.at("points")[1].at("rows"), 2048);
+    EXPECT_GT(gemms.at("points")[1].at("shard_cold").get<double>(), 0);
   }
+  EXPECT_THAT(pass.out, HasSubstr("weight-gradient shards of 1 of 2 devices"));
   EXPECT_THAT(pass.out, HasSubstr("784-128-128-10: "));
   const CliResult fail = run_cli(common + " --speedup-tolerance 0 --step-tolerance 0", dir);
   EXPECT_EQ(fail.exit_code, 1);
