@@ -196,9 +196,11 @@ double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t r
 // at rows near `rows` (in log rows between two measured row counts, the nearest end's beyond
 // them), with the caches emptied first where the model's gradients do not fit in the core's
 // cache (a step streams them out), warm where they do; -1 where the profile did not time
-// them for n devices. At 16 rows per device the shards' GEMMs took 0.36-0.56 of the whole
-// ones, at 64 rows 0.89-0.90 (oneDNN's kernels for few rows write the gradient, and 1/N of it
-// stays in the cache for the accumulating GEMMs): docs/SCALING.md, "Weight-gradient shards".
+// them for n devices. In the runs held out from this (docs/SCALING.md, "Weight-gradient
+// shards timed as they run") the large models' shards took 0.47-0.62 of the whole GEMMs at 12
+// and 24 rows with the caches emptied, 0.86-1.16 at 48 and 96 (oneDNN's kernels for few rows
+// are bound by writing the gradient, and 1/N of it stays in the cache for the accumulating
+// GEMMs); the 784-256-256-10 model's, warm, 1.11-1.34 at 12 and 24.
 double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_t rows, int n) {
   const auto& g = d.row_weight_grad_gemms;
   if (g.empty() || d.row_shard_devices != n) return -1;
