@@ -180,7 +180,8 @@ double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, int
 }
 
 // The weight-gradient part of a device's Dense layers' backward: each one's backward seconds
-// times the weight gradient's share of its FLOPs (as many as its forward's).
+// (its GEMMs, and its small per-layer overhead) times the weight gradient's share of its FLOPs
+// (as many as its forward's).
 double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows, Shares share) {
   double s = 0;
   for (const auto& l : m.layers) {
@@ -196,7 +197,9 @@ double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t r
 // at rows near `rows` (in log rows between two measured row counts, the nearest end's beyond
 // them), with the caches emptied first where the model's gradients do not fit in the core's
 // cache (a step streams them out), warm where they do; -1 where the profile did not time
-// them for n devices. In the runs held out from this (docs/SCALING.md, "Weight-gradient
+// them for n devices (calibrate times them for the profile's max_devices, bench validate for
+// its --devices; other device counts keep the rule of 1/N of the fixed part). In the runs held
+// out from this (docs/SCALING.md, "Weight-gradient
 // shards timed as they run") the large models' shards took 0.47-0.62 of the whole GEMMs at 12
 // and 24 rows with the caches emptied, 0.86-1.16 at 48 and 96 (oneDNN's kernels for few rows
 // are bound by writing the gradient, and 1/N of it stays in the cache for the accumulating

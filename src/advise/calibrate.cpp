@@ -169,6 +169,7 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
     }
   }
   DenseCurve c = fit_dense_curve(widths, runs, &log, "calibrate", "--rows");
+  runs.clear();  // their models and batches freed before the GEMMs' buffers are made
   if (plan.max_devices > 1) {
     c.shard_devices = plan.max_devices;
     c.weight_grad_gemms = weight_grad_gemm_seconds(widths, plan.rows, plan.max_devices,

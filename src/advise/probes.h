@@ -75,7 +75,8 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
 // rows (what one device computes), and the shard device 0 of `devices` computes under
 // weight-gradient sharding (WeightGradShardReducer: the first 1/devices of the kernel's input
 // rows, one GEMM per replica's `rows` rows, the first writing and the others accumulating;
-// the replicas' operands are one buffer here), layers in backward order; each pass warm (right
+// the replicas' operands are one buffer here, so the others' come from this core's cache,
+// where in a step another core wrote them), layers in backward order; each pass warm (right
 // after the same pass) and with the caches emptied before it. Best of `repeats` rounds,
 // interleaved over the rows; seconds summed over the layers.
 std::vector<WeightGradGemmSeconds> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,

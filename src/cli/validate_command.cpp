@@ -417,6 +417,9 @@ int run_validate(const ValidateOptions& o) {
       }
       nlohmann::json c = detail::refit_dense_rate(hw, widths, calibration, together, ranks, gemms,
                                                   gemms.empty() ? 0 : n);
+      fmt::print("{}: {:.1f} GFLOP/s sustained, half_rows {:.1f} (1 device at rows {})\n",
+                 fmt::join(widths, "-"), c.at("sustained_flops").get<double>() / 1e9,
+                 c.at("half_rows").get<double>(), fmt::join(calibration_rows, ", "));
       if (!gemms.empty()) {
         std::vector<std::string> kept;
         for (const auto& g : gemms) {
@@ -428,9 +431,6 @@ int run_validate(const ValidateOptions& o) {
             "emptied): {}\n",
             n, fmt::join(kept, ", "));
       }
-      fmt::print("{}: {:.1f} GFLOP/s sustained, half_rows {:.1f} (1 device at rows {})\n",
-                 fmt::join(widths, "-"), c.at("sustained_flops").get<double>() / 1e9,
-                 c.at("half_rows").get<double>(), fmt::join(calibration_rows, ", "));
       if (!together.empty()) {
         std::vector<std::string> slower;
         for (size_t i = 0; i < together.size(); ++i) {

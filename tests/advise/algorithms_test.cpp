@@ -199,7 +199,7 @@ TEST(Algorithms, EachAlgorithmCostsWhatItsCodeDoes) {
 // were timed for another number of devices or not at all.
 TEST(Algorithms, ShardedWeightGradientsKeepWhatTheirTimedGemmsKeep) {
   HardwareProfile hw = cpu_profile();
-  hw.device.private_cache_bytes = 2 << 20;  // the seed's 54 MB of parameters do not fit
+  hw.device.private_cache_bytes = 2 << 20;  // the seed's 51 MB of parameters do not fit
   Scenario s = seed(2);
   s.batch = 32;  // 16 rows per device
   const auto compute = [&](const HardwareProfile& h) {
@@ -232,6 +232,10 @@ TEST(Algorithms, ShardedWeightGradientsKeepWhatTheirTimedGemmsKeep) {
   HardwareProfile warm = timed(1);
   warm.device.private_cache_bytes = int64_t{1} << 30;
   EXPECT_NEAR((none - compute(warm)) / (none - half), 0.9 / 0.5, 1e-12);
+  // A core's cache of unknown size: the figures with the caches emptied.
+  HardwareProfile unknown = timed(0.5);
+  unknown.device.private_cache_bytes = 0;
+  EXPECT_EQ(compute(unknown), half);
   // Timed for 4 devices, or not at all: the fixed part's 1/N, as before.
   HardwareProfile four = timed(0.5);
   four.device.row_shard_devices = 4;

@@ -427,10 +427,15 @@ void untimed_shards(json& p) {
   for (auto& c : p["device"]["dense_rates"]) c.erase("weight_grad_gemms");
 }
 
-// The sharded step at global batch 32 (16 rows per device) of every model in each of the
-// held_out_shards runs: {error with the timed GEMMs, error with the rule before}.
-std::vector<std::pair<double, double>> sharded_step_errors_at_32() {
-  std::vector<std::pair<double, double>> errors;
+// The sharded step of every model and batch in each of the held_out_shards runs: the model,
+// the batch, the error with the timed GEMMs and with the rule before.
+struct ShardedStep {
+  std::string model;
+  int64_t batch = 0;
+  double now = 0, then = 0;
+};
+std::vector<ShardedStep> sharded_step_errors() {
+  std::vector<ShardedStep> errors;
   for (int k = 1; k <= 3; ++k) {
     const json run = validation_run(fmt::format("repeated/held_out_shards/cpu_run{}.json", k));
     json before = run.at("profile");
@@ -438,8 +443,8 @@ std::vector<std::pair<double, double>> sharded_step_errors_at_32() {
     const auto now = recompute_validation(run, profile_of(run.at("profile")));
     const auto then = recompute_validation(run, profile_of(before));
     for (size_t i = 0; i < now.size(); ++i) {
-      if (now[i].batch == 32 && now[i].config == "2 devices mirrored (sharded)") {
-        errors.emplace_back(now[i].step_error(), then[i].step_error());
+      if (now[i].config == "2 devices mirrored (sharded)") {
+        errors.push_back({now[i].model, now[i].batch, now[i].step_error(), then[i].step_error()});
       }
     }
   }
@@ -447,20 +452,28 @@ std::vector<std::pair<double, double>> sharded_step_errors_at_32() {
 }
 
 // On the runs held out from the change, every model's sharded step at 16 rows per device
-// comes closer to measured with its weight-gradient GEMMs as timed (by 3.7 to 10.3 points);
-// the three large models within 23% (before: up to 26%); fewer configurations miss in most
-// runs.
+// (global batch 32) comes closer to measured with its weight-gradient GEMMs as timed (by 3.7
+// to 10.3 points); the three large models' sharded steps at every batch are within 23% (before,
+// at 32: up to 26%; at 128, 784-8192-10 went from -8%..+1% to +6%..+16%); fewer
+// configurations miss in most runs.
 TEST(ValidationRun, ShardedWeightGradientsFollowTheirTimedGemms) {
-  const auto errors = sharded_step_errors_at_32();
-  ASSERT_EQ(errors.size(), 12u);  // 4 models x 3 runs
-  double worst_now = 0, worst_then = 0;
-  for (const auto& [now, then] : errors) {
-    EXPECT_LE(std::abs(now), std::abs(then) - 0.03) << now << " against " << then;
-    if (now > 0) worst_now = std::max(worst_now, now);  // the large models: over-predicted
-    if (then > 0) worst_then = std::max(worst_then, then);
+  const auto errors = sharded_step_errors();
+  ASSERT_EQ(errors.size(), 48u);  // 4 models x 4 batches x 3 runs
+  double worst_now = 0, worst_then_at_32 = 0;
+  int at_32 = 0;
+  for (const ShardedStep& e : errors) {
+    if (e.batch == 32) {
+      ++at_32;
+      EXPECT_LE(std::abs(e.now), std::abs(e.then) - 0.03)
+          << e.model << ": " << e.now << " against " << e.then;
+    }
+    if (e.model == "784-256-256-10") continue;  // its misses: lines another core holds
+    worst_now = std::max(worst_now, std::abs(e.now));
+    if (e.batch == 32) worst_then_at_32 = std::max(worst_then_at_32, std::abs(e.then));
   }
+  EXPECT_EQ(at_32, 12);
   EXPECT_LE(worst_now, 0.23);
-  EXPECT_GE(worst_then, 0.26);
+  EXPECT_GE(worst_then_at_32, 0.26);
   const RepeatedOutcome now = compare_repeated(
       "cpu", [](json&) {}, "repeated/held_out_shards");
   EXPECT_EQ(now.configurations, 112);
