@@ -197,16 +197,18 @@ double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t r
 // at rows near `rows` (in log rows between two measured row counts, the nearest end's beyond
 // them), with the caches emptied first where the model's gradients do not fit in the core's
 // cache (a step streams them out), warm where they do; -1 where the profile did not time
-// them for n devices (calibrate times them for the profile's max_devices, bench validate for
-// its --devices; other device counts keep the rule of 1/N of the fixed part). In the runs held
-// out from this (docs/SCALING.md, "Weight-gradient
-// shards timed as they run") the large models' shards took 0.47-0.62 of the whole GEMMs at 12
-// and 24 rows with the caches emptied, 0.86-1.16 at 48 and 96 (oneDNN's kernels for few rows
-// are bound by writing the gradient, and 1/N of it stays in the cache for the accumulating
-// GEMMs); the 784-256-256-10 model's, warm, 1.11-1.34 at 12 and 24.
+// them for n devices (calibrate times them for 2, 4, 8, ... devices and its max_devices, bench
+// validate for its --devices; other device counts keep the rule of 1/N of the fixed part). In the
+// runs held out from this (docs/SCALING.md, "Weight-gradient shards timed as they run") the large
+// models' shards took 0.47-0.62 of the whole GEMMs at 12 and 24 rows with the caches emptied,
+// 0.86-1.16 at 48 and 96 (oneDNN's kernels for few rows are bound by writing the gradient, and 1/N
+// of it stays in the cache for the accumulating GEMMs); the 784-256-256-10 model's, warm, 1.11-1.34
+// at 12 and 24.
 double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_t rows, int n) {
-  const auto& g = d.row_weight_grad_gemms;
-  if (g.empty() || d.row_shard_devices != n) return -1;
+  const auto timed = std::find_if(d.row_weight_grad_gemms.begin(), d.row_weight_grad_gemms.end(),
+                                  [n](const WeightGradShards& w) { return w.devices == n; });
+  if (timed == d.row_weight_grad_gemms.end() || timed->points.empty()) return -1;
+  const auto& g = timed->points;
   const bool cold = d.private_cache_bytes == 0 || 4.0 * static_cast<double>(m.params()) >
                                                       static_cast<double>(d.private_cache_bytes);
   return log_interpolated(

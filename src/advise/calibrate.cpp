@@ -55,10 +55,9 @@ struct DenseCurve {
   // The compute and update seconds at each row count, ascending in rows (one row count
   // measured twice: their mean): the curve the cost model follows (dense_rates[].points).
   std::vector<DenseRowsSeconds> points;
-  // Its weight-gradient GEMMs at the same rows, whole and as one of shard_devices devices
-  // computes its shards (empty for one device).
-  std::vector<WeightGradGemmSeconds> weight_grad_gemms;
-  int shard_devices = 0;
+  // Its weight-gradient GEMMs at the same rows, whole and as one device computes its shards,
+  // for each device count (shard_device_counts; empty for one device).
+  std::vector<WeightGradShards> weight_grad_gemms;
 };
 
 std::vector<DenseRowsSeconds> rows_points(const std::vector<double>& rows,
@@ -94,16 +93,20 @@ json points_json(const std::vector<DenseRowsSeconds>& points) {
 }
 
 // As dense_rates[].weight_grad_gemms holds them.
-json weight_grad_gemms_json(const std::vector<WeightGradGemmSeconds>& points, int devices) {
+json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
   json out = json::array();
-  for (const WeightGradGemmSeconds& p : points) {
-    out.push_back({{"rows", p.rows},
-                   {"whole", p.whole},
-                   {"shard", p.shard},
-                   {"whole_cold", p.whole_cold},
-                   {"shard_cold", p.shard_cold}});
+  for (const WeightGradShards& w : timed) {
+    json points = json::array();
+    for (const WeightGradGemmSeconds& p : w.points) {
+      points.push_back({{"rows", p.rows},
+                        {"whole", p.whole},
+                        {"shard", p.shard},
+                        {"whole_cold", p.whole_cold},
+                        {"shard_cold", p.shard_cold}});
+    }
+    out.push_back({{"devices", w.devices}, {"points", points}});
   }
-  return {{"devices", devices}, {"points", out}};
+  return out;
 }
 
 // What the shards keep of the whole GEMMs at each row count, warm / caches emptied.
@@ -170,14 +173,14 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
   }
   DenseCurve c = fit_dense_curve(widths, runs, &log, "calibrate", "--rows");
   runs.clear();  // their models and batches freed before the GEMMs' buffers are made
-  if (plan.max_devices > 1) {
-    c.shard_devices = plan.max_devices;
-    c.weight_grad_gemms = weight_grad_gemm_seconds(widths, plan.rows, plan.max_devices,
-                                                   plan.threads_per_device, plan.repeats);
+  c.weight_grad_gemms =
+      weight_grad_gemm_seconds(widths, plan.rows, shard_device_counts(plan.max_devices),
+                               plan.threads_per_device, plan.repeats);
+  for (const WeightGradShards& w : c.weight_grad_gemms) {
     log << fmt::format(
         "dense {}: weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches "
         "emptied): {}\n",
-        fmt::join(widths, "-"), plan.max_devices, kept_words(c.weight_grad_gemms));
+        fmt::join(widths, "-"), w.devices, kept_words(w.points));
   }
   return c;
 }
@@ -190,7 +193,7 @@ json dense_rate_entry(const std::vector<int64_t>& widths, double sustained, doub
                 {"half_rows", half_rows},
                 {"points", points_json(c.points)}};
   if (!c.weight_grad_gemms.empty()) {
-    entry["weight_grad_gemms"] = weight_grad_gemms_json(c.weight_grad_gemms, c.shard_devices);
+    entry["weight_grad_gemms"] = weight_grad_gemms_json(c.weight_grad_gemms);
   }
   return entry;
 }
@@ -198,11 +201,11 @@ json dense_rate_entry(const std::vector<int64_t>& widths, double sustained, doub
 std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
   return fmt::format(
       "Measured: the model's weight-gradient GEMMs on one device of {} thread(s) at {} rows, "
-      "best of {}: every kernel's whole gradient, and device 0's shards of {} devices "
-      "(1/{} of each kernel's input rows, one GEMM per replica's rows, the first writing, the "
+      "best of {}: every kernel's whole gradient, and device 0's shards of N devices for N = "
+      "{} (1/N of each kernel's input rows, one GEMM per replica's rows, the first writing, the "
       "others accumulating), each right after the same pass and with the caches emptied first",
-      plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats, plan.max_devices,
-      plan.max_devices);
+      plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats,
+      fmt::join(shard_device_counts(plan.max_devices), ", "));
 }
 
 // The rank_rank link from the sweep, and the sweep itself with the ranks it ran on (the cost
@@ -616,20 +619,22 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
 json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
                       const std::vector<std::unique_ptr<StepRun>>& runs,
                       const std::vector<std::unique_ptr<StepRun>>& together, int ranks,
-                      const std::vector<WeightGradGemmSeconds>& weight_grad_gemms,
-                      int shard_devices) {
+                      const std::vector<WeightGradShards>& weight_grad_gemms) {
   const DenseCurve c =
       fit_dense_curve(widths, runs, nullptr, "bench validate", "--calibration-rows");
   auto& curves = hw.device.dense_rates;
   DenseRateCurve measured{widths, c.rate.sustained_flops, c.rate.half_rows, c.points};
-  // The weight-gradient GEMMs measured now, else those the profile had for the model.
-  measured.weight_grad_gemms = weight_grad_gemms;
-  measured.shard_devices = shard_devices;
+  // The weight-gradient GEMMs the profile had for the model, those measured now replacing the
+  // same device count's.
   for (const DenseRateCurve& k : curves) {
-    if (k.widths == widths && weight_grad_gemms.empty()) {
-      measured.weight_grad_gemms = k.weight_grad_gemms;
-      measured.shard_devices = k.shard_devices;
-    }
+    if (k.widths == widths) measured.weight_grad_gemms = k.weight_grad_gemms;
+  }
+  for (const WeightGradShards& w : weight_grad_gemms) {
+    auto& timed = measured.weight_grad_gemms;
+    std::erase_if(timed, [&](const WeightGradShards& t) { return t.devices == w.devices; });
+    timed.insert(std::find_if(timed.begin(), timed.end(),
+                              [&](const WeightGradShards& t) { return t.devices > w.devices; }),
+                 w);
   }
   std::erase_if(curves, [&](const DenseRateCurve& k) { return k.widths == widths; });
   json together_steps;
@@ -653,7 +658,7 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
       entry["ranks"] = k.ranks;
     }
     if (!k.weight_grad_gemms.empty()) {
-      entry["weight_grad_gemms"] = weight_grad_gemms_json(k.weight_grad_gemms, k.shard_devices);
+      entry["weight_grad_gemms"] = weight_grad_gemms_json(k.weight_grad_gemms);
     }
     document.push_back(entry);
   }
@@ -663,6 +668,13 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
   entry["slope_seconds_per_row"] = c.rate.slope;
   entry["intercept_seconds"] = c.rate.intercept;
   return entry;
+}
+
+std::vector<int> shard_device_counts(int max_devices) {
+  std::vector<int> out;
+  for (int n = 2; n < max_devices; n *= 2) out.push_back(n);
+  if (max_devices > 1) out.push_back(max_devices);
+  return out;
 }
 
 }  // namespace tandem::detail

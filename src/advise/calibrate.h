@@ -69,13 +69,17 @@ DenseRate dense_rate_from_steps(double flops_per_sample, const std::vector<doubl
 // profile's document, replacing a curve for the same model). Returns the fit and its
 // measurements as JSON; Error when the steps did not grow with the rows. `together`, when not
 // empty: the same row counts on rank 0 while each of `ranks` ranks ran its own at once, kept as
-// the curve's ranks_points. `weight_grad_gemms` (probes.h, weight_grad_gemm_seconds, for
-// `shard_devices` devices), when not empty, replace the curve's; else it keeps the profile's.
+// the curve's ranks_points. The profile's weight-gradient GEMMs for the model are kept, those
+// in `weight_grad_gemms` (probes.h, weight_grad_gemm_seconds) replacing the same device
+// count's.
 nlohmann::json refit_dense_rate(HardwareProfile& hardware, const std::vector<int64_t>& widths,
                                 const std::vector<std::unique_ptr<StepRun>>& runs,
                                 const std::vector<std::unique_ptr<StepRun>>& together = {},
                                 int ranks = 0,
-                                const std::vector<WeightGradGemmSeconds>& weight_grad_gemms = {},
-                                int shard_devices = 0);
+                                const std::vector<WeightGradShards>& weight_grad_gemms = {});
+
+// The device counts calibrate times weight-gradient shards for: 2, 4, 8, ... below
+// max_devices, and max_devices itself; none for one device.
+std::vector<int> shard_device_counts(int max_devices);
 
 }  // namespace tandem::detail

@@ -265,7 +265,6 @@ Prediction predict(const HardwareProfile& hw, const Scenario& s) {
     own.device.row_points_flops = s.model.step_flops(1);
     own.device.row_points_params = static_cast<double>(s.model.params());
     own.device.row_weight_grad_gemms = curve->weight_grad_gemms;
-    own.device.row_shard_devices = curve->shard_devices;
     if (ranks_at_once) {
       own.device.concurrent_memory_share = own.device.concurrent_compute_share = 1;
     }

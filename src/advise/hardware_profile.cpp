@@ -175,26 +175,44 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
   return out;
 }
 
-// A dense model's weight-gradient GEMMs (dense_rates[].weight_grad_gemms): the devices whose
-// shards were timed (2 or more) and points ascending in rows, every time > 0.
-std::vector<WeightGradGemmSeconds> weight_grad_gemms(const json& j, const std::string& where,
-                                                     int& devices) {
+// One device count's weight-gradient GEMMs (dense_rates[].weight_grad_gemms[]): the devices
+// whose shards were timed (2 or more) and points ascending in rows, every time > 0.
+WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
   if (!j.is_object() || !j.contains("devices") || !j.at("devices").is_number_integer() ||
       j.at("devices").get<int64_t>() < 2 || j.at("devices").get<int64_t>() > 1 << 20) {
     throw ConfigError(where + " needs 'devices', a whole number >= 2");
   }
-  devices = j.at("devices").get<int>();
   if (!j.contains("points") || !j.at("points").is_array() || j.at("points").empty()) {
     throw ConfigError(where +
                       " needs 'points', an array of {rows, whole, shard, whole_cold, "
                       "shard_cold}");
   }
-  std::vector<WeightGradGemmSeconds> out;
+  WeightGradShards out{j.at("devices").get<int>(), {}};
   const std::string points = where + ": points";
   for (const json& c : j.at("points")) {
-    const int64_t rows = ascending(c, "rows", out.empty() ? 0 : out.back().rows, points);
-    out.push_back({rows, positive(c, "whole", points), positive(c, "shard", points),
-                   positive(c, "whole_cold", points), positive(c, "shard_cold", points)});
+    const int64_t rows =
+        ascending(c, "rows", out.points.empty() ? 0 : out.points.back().rows, points);
+    out.points.push_back({rows, positive(c, "whole", points), positive(c, "shard", points),
+                          positive(c, "whole_cold", points), positive(c, "shard_cold", points)});
+  }
+  return out;
+}
+
+// An array of them, ascending in devices; one object (the first profiles that had them,
+// 2026-12-03) is an array of one.
+std::vector<WeightGradShards> weight_grad_gemms(const json& j, const std::string& where) {
+  if (j.is_object()) return {weight_grad_shards(j, where)};
+  if (!j.is_array() || j.empty()) {
+    throw ConfigError(where + " must be an array of {devices, points}");
+  }
+  std::vector<WeightGradShards> out;
+  for (const json& e : j) {
+    out.push_back(weight_grad_shards(e, where));
+    if (out.size() > 1 && out.back().devices <= out[out.size() - 2].devices) {
+      throw ConfigError(where + " must ascend in 'devices', got " +
+                        std::to_string(out.back().devices) + " after " +
+                        std::to_string(out[out.size() - 2].devices));
+    }
   }
   return out;
 }
@@ -359,8 +377,8 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
         curve.ranks = c.at("ranks").get<int>();
       }
       if (c.contains("weight_grad_gemms")) {
-        curve.weight_grad_gemms = weight_grad_gemms(
-            c.at("weight_grad_gemms"), where + ": weight_grad_gemms", curve.shard_devices);
+        curve.weight_grad_gemms =
+            weight_grad_gemms(c.at("weight_grad_gemms"), where + ": weight_grad_gemms");
       }
       p.device.dense_rates.push_back(curve);
     }

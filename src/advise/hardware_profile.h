@@ -37,6 +37,11 @@ struct WeightGradGemmSeconds {
   int64_t rows = 0;
   double whole = 0, shard = 0, whole_cold = 0, shard_cold = 0;
 };
+// Those timings with the shards of one of `devices` devices, ascending in rows.
+struct WeightGradShards {
+  int devices = 0;
+  std::vector<WeightGradGemmSeconds> points;
+};
 
 // A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own
 // rates: a Dense(10) after 8192 units uses the cores less than the seed's layers): the line
@@ -51,10 +56,10 @@ struct DenseRateCurve {
   // too, which the model of `ranks` ranks of one device each follows instead of `points`.
   std::vector<DenseRowsSeconds> ranks_points;
   int ranks = 0;
-  // Its weight-gradient GEMMs at the same rows, the shards as one of `shard_devices` devices
-  // computes them (profiles since 2026-12-03, evening; empty: not measured).
-  std::vector<WeightGradGemmSeconds> weight_grad_gemms;
-  int shard_devices = 0;
+  // Its weight-gradient GEMMs at the same rows, the shards as one device computes them, for
+  // each device count timed, ascending (profiles since 2026-12-03, evening; empty: not
+  // measured).
+  std::vector<WeightGradShards> weight_grad_gemms;
 };
 
 // Seconds per float of the bfloat16 loops (parallel/bf16.h) over buffers of `floats` floats,
@@ -93,10 +98,9 @@ struct DeviceProfile {
   // them takes those seconds times p / row_points_params (update_seconds, algorithms.cpp).
   double row_points_params = 0;
   // And its weight-gradient GEMMs (its dense_rates entry's weight_grad_gemms, set by predict):
-  // what a device of row_shard_devices keeps of the weight-gradient pass when it computes only
-  // its shard (weight_grad_shard, algorithms.cpp).
-  std::vector<WeightGradGemmSeconds> row_weight_grad_gemms;
-  int row_shard_devices = 0;
+  // what a device keeps of the weight-gradient pass when it computes only its shard
+  // (weight_grad_shard, algorithms.cpp), for the device counts timed.
+  std::vector<WeightGradShards> row_weight_grad_gemms;
   // FLOP/s of convolutions (their GEMM rows are samples x output pixels, so they keep their
   // rate at small batches); 0: sustained_flops.
   double conv_flops = 0;

@@ -258,10 +258,16 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
   return out;
 }
 
-std::vector<WeightGradGemmSeconds> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
-                                                            const std::vector<int64_t>& rows,
-                                                            int devices, int threads, int repeats) {
-  if (widths.size() < 2 || rows.empty() || devices < 2) return {};
+std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
+                                                       const std::vector<int64_t>& rows,
+                                                       const std::vector<int>& devices, int threads,
+                                                       int repeats) {
+  std::vector<int> counts;
+  for (const int n : devices) {
+    if (n >= 2 && std::find(counts.begin(), counts.end(), n) == counts.end()) counts.push_back(n);
+  }
+  std::sort(counts.begin(), counts.end());
+  if (widths.size() < 2 || rows.empty() || counts.empty()) return {};
   const std::unique_ptr<Backend> backend = make_cpu_backend(threads);
   const int64_t most_rows = *std::max_element(rows.begin(), rows.end());
   const size_t layers = widths.size() - 1;
@@ -286,10 +292,10 @@ std::vector<WeightGradGemmSeconds> weight_grad_gemm_seconds(const std::vector<in
                      .c = grad[l].data()});
     }
   };
-  const auto shard = [&](int64_t r) {
+  const auto shard = [&](int64_t r, int n) {
     for (size_t l = layers; l-- > 0;) {
-      const int64_t in = widths[l], part = (in + devices - 1) / devices;
-      for (int q = 0; q < devices; ++q) {
+      const int64_t in = widths[l], part = (in + n - 1) / n;
+      for (int q = 0; q < n; ++q) {
         backend->gemm({.m = part,
                        .n = widths[l + 1],
                        .k = r,
@@ -311,19 +317,39 @@ std::vector<WeightGradGemmSeconds> weight_grad_gemm_seconds(const std::vector<in
   std::vector<int64_t> distinct = rows;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  std::vector<WeightGradGemmSeconds> out;
+  // Whole GEMMs per row count (shared by every device count), shards per device count.
+  std::vector<WeightGradGemmSeconds> wholes;
+  std::vector<WeightGradShards> out;
   for (const int64_t r : distinct) {
-    whole(r), shard(r);  // each GEMM's primitive created once
-    out.push_back({r, 1e300, 1e300, 1e300, 1e300});
+    whole(r);  // each GEMM's primitive created once
+    wholes.push_back({r, 1e300, 0, 1e300, 0});
+  }
+  for (const int n : counts) {
+    out.push_back({n, {}});
+    for (const int64_t r : distinct) {
+      shard(r, n);
+      out.back().points.push_back({r, 0, 1e300, 0, 1e300});
+    }
   }
   for (int round = 0; round < std::max(repeats, 1); ++round) {
-    for (WeightGradGemmSeconds& m : out) {
+    for (size_t i = 0; i < distinct.size(); ++i) {
+      const int64_t r = distinct[i];
+      WeightGradGemmSeconds& w = wholes[i];
       evictor.evict();
-      m.whole_cold = std::min(m.whole_cold, seconds([&] { whole(m.rows); }));
-      m.whole = std::min(m.whole, seconds([&] { whole(m.rows); }));
-      evictor.evict();
-      m.shard_cold = std::min(m.shard_cold, seconds([&] { shard(m.rows); }));
-      m.shard = std::min(m.shard, seconds([&] { shard(m.rows); }));
+      w.whole_cold = std::min(w.whole_cold, seconds([&] { whole(r); }));
+      w.whole = std::min(w.whole, seconds([&] { whole(r); }));
+      for (WeightGradShards& s : out) {
+        WeightGradGemmSeconds& m = s.points[i];
+        evictor.evict();
+        m.shard_cold = std::min(m.shard_cold, seconds([&] { shard(r, s.devices); }));
+        m.shard = std::min(m.shard, seconds([&] { shard(r, s.devices); }));
+      }
+    }
+  }
+  for (WeightGradShards& s : out) {
+    for (size_t i = 0; i < distinct.size(); ++i) {
+      s.points[i].whole = wholes[i].whole;
+      s.points[i].whole_cold = wholes[i].whole_cold;
     }
   }
   return out;

@@ -72,15 +72,17 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
 
 // A dense model's weight-gradient GEMMs (Input(widths[0]) -> Dense(widths[1]) -> ...) on one
 // device of `threads` threads at each of `rows` rows: every kernel's whole gradient over the
-// rows (what one device computes), and the shard device 0 of `devices` computes under
-// weight-gradient sharding (WeightGradShardReducer: the first 1/devices of the kernel's input
-// rows, one GEMM per replica's `rows` rows, the first writing and the others accumulating;
-// the replicas' operands are one buffer here, so the others' come from this core's cache,
-// where in a step another core wrote them), layers in backward order; each pass warm (right
-// after the same pass) and with the caches emptied before it. Best of `repeats` rounds,
-// interleaved over the rows; seconds summed over the layers.
-std::vector<WeightGradGemmSeconds> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
-                                                            const std::vector<int64_t>& rows,
-                                                            int devices, int threads, int repeats);
+// rows (what one device computes), and for each of `devices` (2 or more; others ignored) the
+// shard device 0 of that many computes under weight-gradient sharding (WeightGradShardReducer:
+// the first 1/N of the kernel's input rows, one GEMM per replica's `rows` rows, the first
+// writing and the others accumulating; the replicas' operands are one buffer here, so the
+// others' come from this core's cache, where in a step another core wrote them), layers in
+// backward order; each pass warm (right after the same pass) and with the caches emptied
+// before it. Best of `repeats` rounds, interleaved over the rows; seconds summed over the
+// layers; one entry per device count, ascending, each with the same whole GEMMs.
+std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
+                                                       const std::vector<int64_t>& rows,
+                                                       const std::vector<int>& devices, int threads,
+                                                       int repeats);
 
 }  // namespace tandem::detail

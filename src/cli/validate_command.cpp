@@ -410,19 +410,18 @@ int run_validate(const ValidateOptions& o) {
     if (!calibration.empty()) {
       // The model's weight-gradient GEMMs, whole and as one of the n devices' shards (what
       // weight-gradient sharding keeps of the pass), where the run has CPU devices.
-      std::vector<detail::WeightGradGemmSeconds> gemms;
+      std::vector<detail::WeightGradShards> gemms;
       if (ranks == 1 && n > 1) {
-        gemms = detail::weight_grad_gemm_seconds(widths, calibration_rows, n, hw.device.threads,
+        gemms = detail::weight_grad_gemm_seconds(widths, calibration_rows, {n}, hw.device.threads,
                                                  o.repeats);
       }
-      nlohmann::json c = detail::refit_dense_rate(hw, widths, calibration, together, ranks, gemms,
-                                                  gemms.empty() ? 0 : n);
+      nlohmann::json c = detail::refit_dense_rate(hw, widths, calibration, together, ranks, gemms);
       fmt::print("{}: {:.1f} GFLOP/s sustained, half_rows {:.1f} (1 device at rows {})\n",
                  fmt::join(widths, "-"), c.at("sustained_flops").get<double>() / 1e9,
                  c.at("half_rows").get<double>(), fmt::join(calibration_rows, ", "));
       if (!gemms.empty()) {
         std::vector<std::string> kept;
-        for (const auto& g : gemms) {
+        for (const auto& g : gemms.front().points) {
           kept.push_back(fmt::format("{} rows {:.2f}/{:.2f}", g.rows, g.shard / g.whole,
                                      g.shard_cold / g.whole_cold));
         }

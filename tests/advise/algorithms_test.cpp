@@ -210,8 +210,8 @@ TEST(Algorithms, ShardedWeightGradientsKeepWhatTheirTimedGemmsKeep) {
   // warm figures (1/10) do not apply to this model.
   const auto timed = [&](double kept) {
     HardwareProfile h = hw;
-    h.device.row_weight_grad_gemms = {{8, 1e-3, 1e-4, 1.0, kept}, {64, 1e-3, 1e-4, 2.0, 2 * kept}};
-    h.device.row_shard_devices = 2;
+    h.device.row_weight_grad_gemms = {
+        {2, {{8, 1e-3, 1e-4, 1.0, kept}, {64, 1e-3, 1e-4, 2.0, 2 * kept}}}};
     return h;
   };
   const double none = compute(timed(1)), half = compute(timed(0.5)), quarter = compute(timed(0.25));
@@ -225,8 +225,8 @@ TEST(Algorithms, ShardedWeightGradientsKeepWhatTheirTimedGemmsKeep) {
   EXPECT_NEAR(none - half, weight_grad / 2, 1e-12);
   // Between two timed row counts: 8 rows keep 1/2 and 32 rows keep all, so 16 rows keep 3/4.
   HardwareProfile between = hw;
-  between.device.row_weight_grad_gemms = {{8, 1e-3, 1e-4, 1.0, 0.5}, {32, 1e-3, 1e-4, 1.0, 1.0}};
-  between.device.row_shard_devices = 2;
+  between.device.row_weight_grad_gemms = {
+      {2, {{8, 1e-3, 1e-4, 1.0, 0.5}, {32, 1e-3, 1e-4, 1.0, 1.0}}}};
   EXPECT_NEAR((none - compute(between)) / (none - half), 0.5, 1e-12);
   // A model that fits in the core's cache takes the warm figures: 1/10 kept.
   HardwareProfile warm = timed(1);
@@ -236,10 +236,15 @@ TEST(Algorithms, ShardedWeightGradientsKeepWhatTheirTimedGemmsKeep) {
   HardwareProfile unknown = timed(0.5);
   unknown.device.private_cache_bytes = 0;
   EXPECT_EQ(compute(unknown), half);
-  // Timed for 4 devices, or not at all: the fixed part's 1/N, as before.
+  // Timed for 4 devices, or not at all: the fixed part's 1/N, as before; timed for 2 and 4:
+  // the 2 devices' figures.
   HardwareProfile four = timed(0.5);
-  four.device.row_shard_devices = 4;
+  four.device.row_weight_grad_gemms[0].devices = 4;
   EXPECT_EQ(compute(four), untimed);
+  HardwareProfile both = timed(0.5);
+  both.device.row_weight_grad_gemms.push_back(timed(1).device.row_weight_grad_gemms[0]);
+  both.device.row_weight_grad_gemms[1].devices = 4;
+  EXPECT_EQ(compute(both), half);
   EXPECT_NE(untimed, half);
 }
 

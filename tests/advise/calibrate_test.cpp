@@ -8,25 +8,46 @@
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
 #include "advise/probes.h"
+#include "advise/step_run.h"
 #include "test_util.h"
 
 namespace tandem::detail {
 namespace {
 
-// The weight-gradient GEMMs are timed once per distinct row count, ascending, every pass
-// taking time; with one device there are no shards to time.
+using nlohmann::json;
+
+// The weight-gradient GEMMs are timed once per distinct row count, ascending, for each device
+// count of 2 or more (ascending, once each), every pass taking time, the whole GEMMs the same
+// for every count; with no count of 2 or more there are no shards to time.
 TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
-  const auto gemms = weight_grad_gemm_seconds({64, 48, 10}, {8, 4, 8}, 2, 1, 1);
-  ASSERT_EQ(gemms.size(), 2u);
-  EXPECT_EQ(gemms[0].rows, 4);
-  EXPECT_EQ(gemms[1].rows, 8);
-  for (const auto& g : gemms) {
-    for (const double t : {g.whole, g.shard, g.whole_cold, g.shard_cold}) {
-      EXPECT_GT(t, 0);
-      EXPECT_LT(t, 1);
+  const auto timed = weight_grad_gemm_seconds({64, 48, 10}, {8, 4, 8}, {4, 1, 2, 4}, 1, 1);
+  ASSERT_EQ(timed.size(), 2u);
+  EXPECT_EQ(timed[0].devices, 2);
+  EXPECT_EQ(timed[1].devices, 4);
+  for (const auto& w : timed) {
+    ASSERT_EQ(w.points.size(), 2u);
+    EXPECT_EQ(w.points[0].rows, 4);
+    EXPECT_EQ(w.points[1].rows, 8);
+    for (size_t i = 0; i < 2; ++i) {
+      const auto& g = w.points[i];
+      for (const double t : {g.whole, g.shard, g.whole_cold, g.shard_cold}) {
+        EXPECT_GT(t, 0);
+        EXPECT_LT(t, 1);
+      }
+      EXPECT_EQ(g.whole, timed[0].points[i].whole);
+      EXPECT_EQ(g.whole_cold, timed[0].points[i].whole_cold);
     }
   }
-  EXPECT_TRUE(weight_grad_gemm_seconds({64, 48, 10}, {8}, 1, 1, 1).empty());
+  EXPECT_TRUE(weight_grad_gemm_seconds({64, 48, 10}, {8}, {1}, 1, 1).empty());
+}
+
+// Shards are timed for 2, 4, 8, ... devices below the profile's and for its own count.
+TEST(Calibrate, ShardsAreTimedForPowersOfTwoAndTheProfilesDevices) {
+  EXPECT_EQ(shard_device_counts(1), std::vector<int>{});
+  EXPECT_EQ(shard_device_counts(2), std::vector<int>({2}));
+  EXPECT_EQ(shard_device_counts(6), std::vector<int>({2, 4, 6}));
+  EXPECT_EQ(shard_device_counts(8), std::vector<int>({2, 4, 8}));
+  EXPECT_EQ(shard_device_counts(9), std::vector<int>({2, 4, 8, 9}));
 }
 
 TEST(Calibrate, FitLineIsLeastSquares) {
@@ -63,6 +84,53 @@ TEST(Calibrate, DenseRateInvertsTheCostModel) {
   EXPECT_NEAR(d.half_rows, 24.0, 1e-6);
   // A rate that does not grow with the rows is no rate.
   EXPECT_EQ(dense_rate_from_steps(1e6, {8, 16}, {0.01, 0.01}).sustained_flops, 0);
+}
+
+// bench validate's refit keeps a model's weight-gradient timings for other device counts and
+// replaces those for the count it timed again, in the profile and in its document.
+TEST(Calibrate, ARefitReplacesOnlyTheDeviceCountTimedAgain) {
+  const std::vector<int64_t> widths = {784, 64, 10};
+  const json old_two = {
+      {"devices", 2},
+      {"points",
+       {{{"rows", 8}, {"whole", 1.0}, {"shard", 1.0}, {"whole_cold", 1.0}, {"shard_cold", 1.0}}}}};
+  json old_four = old_two;
+  old_four["devices"] = 4;
+  HardwareProfile hw = parse_hardware_profile({{"max_devices", 4},
+                                               {"device",
+                                                {{"sustained_flops", 2.5e11},
+                                                 {"memory_bandwidth", 3e10},
+                                                 {"dense_rates",
+                                                  {{{"widths", widths},
+                                                    {"sustained_flops", 1e11},
+                                                    {"weight_grad_gemms", {old_two, old_four}}}}}}},
+                                               {"host", {{"memory_bandwidth", 1e10}}},
+                                               {"host_device", {{"bandwidth", 1e10}}},
+                                               {"device_device", {{"bandwidth", 1e10}}}},
+                                              "synthetic");
+  StrategyOptions one_device;
+  one_device.threads_per_device = 1;
+  std::vector<std::unique_ptr<StepRun>> runs;
+  uint64_t seed = 1;
+  for (const int64_t rows : {8, 2048}) {
+    runs.push_back(std::make_unique<StepRun>(dense_stack(widths), rows, one_device));
+    runs.back()->time(1, seed);
+  }
+  const WeightGradShards two{2, {{8, 2.0, 1.0, 4.0, 3.0}}};
+  refit_dense_rate(hw, widths, runs, {}, 0, {two});
+  const auto& timed = hw.device.dense_rates.at(0).weight_grad_gemms;
+  ASSERT_EQ(timed.size(), 2u);
+  EXPECT_EQ(timed[0].devices, 2);
+  EXPECT_EQ(timed[0].points.at(0).shard_cold, 3.0);
+  EXPECT_EQ(timed[1].devices, 4);
+  EXPECT_EQ(timed[1].points.at(0).shard_cold, 1.0);
+  const json& document = hw.document["device"]["dense_rates"][0]["weight_grad_gemms"];
+  ASSERT_EQ(document.size(), 2u);
+  EXPECT_EQ(document[0]["points"][0]["shard_cold"], 3.0);
+  EXPECT_EQ(document[1]["devices"], 4);
+  // Nothing timed (a run on MPI ranks): both kept.
+  refit_dense_rate(hw, widths, runs);
+  EXPECT_EQ(hw.device.dense_rates.at(0).weight_grad_gemms.size(), 2u);
 }
 
 TEST(Calibrate, PlansThatCannotBeMeasuredAreNamed) {

@@ -274,49 +274,64 @@ TEST(HardwareProfileFile, DenseRatePointsAreReadAndChecked) {
       });
 }
 
-// dense_rates[].weight_grad_gemms: the devices whose shards were timed and, per row count, the
-// whole and shard GEMMs warm and cold; read back as written, malformed ones refused.
+// dense_rates[].weight_grad_gemms: for each device count timed, ascending, per row count the
+// whole and shard GEMMs warm and cold; read back as written (one object, as the first
+// profiles wrote it, is one device count), malformed ones refused.
 TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   test::TempDir dir;
   json j = shipped_profile("this-machine-cpu");
+  const json two = {{"devices", 2},
+                    {"points",
+                     {{{"rows", 12},
+                       {"whole", 2e-4},
+                       {"shard", 1e-4},
+                       {"whole_cold", 4e-4},
+                       {"shard_cold", 3e-4}},
+                      {{"rows", 48},
+                       {"whole", 5e-4},
+                       {"shard", 4e-4},
+                       {"whole_cold", 6e-4},
+                       {"shard_cold", 5e-4}}}}};
+  json four = two;
+  four["devices"] = 4;
+  four["points"][0]["shard"] = 7e-5;
   j["device"]["dense_rates"] = {{{"widths", {784, 256, 10}},
                                  {"sustained_flops", 1e11},
                                  {"half_rows", 12},
-                                 {"weight_grad_gemms",
-                                  {{"devices", 2},
-                                   {"points",
-                                    {{{"rows", 12},
-                                      {"whole", 2e-4},
-                                      {"shard", 1e-4},
-                                      {"whole_cold", 4e-4},
-                                      {"shard_cold", 3e-4}},
-                                     {{"rows", 48},
-                                      {"whole", 5e-4},
-                                      {"shard", 4e-4},
-                                      {"whole_cold", 6e-4},
-                                      {"shard_cold", 5e-4}}}}}}}};
+                                 {"weight_grad_gemms", {two, four}}}};
   const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
-  const DenseRateCurve& curve = hw.device.dense_rates.at(0);
-  EXPECT_EQ(curve.shard_devices, 2);
-  ASSERT_EQ(curve.weight_grad_gemms.size(), 2u);
-  EXPECT_EQ(curve.weight_grad_gemms[1].rows, 48);
-  EXPECT_DOUBLE_EQ(curve.weight_grad_gemms[0].whole, 2e-4);
-  EXPECT_DOUBLE_EQ(curve.weight_grad_gemms[0].shard, 1e-4);
-  EXPECT_DOUBLE_EQ(curve.weight_grad_gemms[0].whole_cold, 4e-4);
-  EXPECT_DOUBLE_EQ(curve.weight_grad_gemms[1].shard_cold, 5e-4);
+  const auto& timed = hw.device.dense_rates.at(0).weight_grad_gemms;
+  ASSERT_EQ(timed.size(), 2u);
+  EXPECT_EQ(timed[0].devices, 2);
+  EXPECT_EQ(timed[1].devices, 4);
+  ASSERT_EQ(timed[0].points.size(), 2u);
+  EXPECT_EQ(timed[0].points[1].rows, 48);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].whole, 2e-4);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].shard, 1e-4);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].whole_cold, 4e-4);
+  EXPECT_DOUBLE_EQ(timed[0].points[1].shard_cold, 5e-4);
+  EXPECT_DOUBLE_EQ(timed[1].points[0].shard, 7e-5);
+  json one = j;
+  one["device"]["dense_rates"][0]["weight_grad_gemms"] = two;
+  const auto single = load_hardware_profile(write_profile(dir, one)).device.dense_rates.at(0);
+  ASSERT_EQ(single.weight_grad_gemms.size(), 1u);
+  EXPECT_EQ(single.weight_grad_gemms[0].devices, 2);
   expect_each_refused(
       dir, j, "/device/dense_rates/0/weight_grad_gemms", "weight_grad_gemms",
       {
-          {[](json& g) { g.erase("devices"); }, "needs 'devices', a whole number >= 2"},
-          {[](json& g) { g["devices"] = 1; }, "needs 'devices', a whole number >= 2"},
-          {[](json& g) { g["devices"] = 2.5; }, "needs 'devices', a whole number >= 2"},
-          {[](json& g) { g["points"] = json::array(); }, "needs 'points'"},
-          {[](json& g) { g.erase("points"); }, "needs 'points'"},
-          {[](json& g) { g["points"][1]["rows"] = 12; }, "must ascend in 'rows', got 12 after 12"},
-          {[](json& g) { g["points"][0]["shard"] = 0; }, "shard"},
-          {[](json& g) { g["points"][1].erase("whole_cold"); }, "whole_cold"},
-          {[](json& g) { g["points"][0]["shard_cold"] = "fast"; }, "shard_cold"},
-          {[](json& g) { g = 7; }, "needs 'devices'"},
+          {[](json& g) { g[0].erase("devices"); }, "needs 'devices', a whole number >= 2"},
+          {[](json& g) { g[0]["devices"] = 1; }, "needs 'devices', a whole number >= 2"},
+          {[](json& g) { g[1]["devices"] = 2.5; }, "needs 'devices', a whole number >= 2"},
+          {[](json& g) { g[1]["devices"] = 2; }, "must ascend in 'devices', got 2 after 2"},
+          {[](json& g) { g = json::array(); }, "must be an array of {devices, points}"},
+          {[](json& g) { g = 7; }, "must be an array of {devices, points}"},
+          {[](json& g) { g[0]["points"] = json::array(); }, "needs 'points'"},
+          {[](json& g) { g[1].erase("points"); }, "needs 'points'"},
+          {[](json& g) { g[0]["points"][1]["rows"] = 12; },
+           "must ascend in 'rows', got 12 after 12"},
+          {[](json& g) { g[0]["points"][0]["shard"] = 0; }, "shard"},
+          {[](json& g) { g[1]["points"][1].erase("whole_cold"); }, "whole_cold"},
+          {[](json& g) { g[0]["points"][0]["shard_cold"] = "fast"; }, "shard_cold"},
       });
 }
 

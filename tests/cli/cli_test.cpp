@@ -425,7 +425,8 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   // shards, warm and with the caches emptied.
   EXPECT_THAT(r.out, HasSubstr("dense 784-64-64-10: weight-gradient shards of 1 of 2 devices"));
   for (const auto& curve : curves) {
-    const auto& gemms = curve.at("weight_grad_gemms");
+    ASSERT_EQ(curve.at("weight_grad_gemms").size(), 1u);
+    const auto& gemms = curve.at("weight_grad_gemms")[0];
     EXPECT_EQ(gemms.at("devices"), 2);
     ASSERT_EQ(gemms.at("points").size(), 3u);
     for (size_t i = 0; i < 3; ++i) {
@@ -616,7 +617,8 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
     EXPECT_EQ(curve.at("points")[0].at("rows"), 16);
     EXPECT_EQ(curve.at("points")[1].at("rows"), 2048);
     // Its weight-gradient GEMMs timed at the same rows for the run's 2 devices.
-    const auto& gemms = curve.at("weight_grad_gemms");
+    ASSERT_EQ(curve.at("weight_grad_gemms").size(), 1u);
+    const auto& gemms = curve.at("weight_grad_gemms")[0];
     EXPECT_EQ(gemms.at("devices"), 2);
     ASSERT_EQ(gemms.at("points").size(), 2u);
     EXPECT_EQ(gemms.at("points")[1].at("rows"), 2048);
