@@ -179,6 +179,13 @@ double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, int
   return s;
 }
 
+// Whether the model's parameters (and so its gradients) do not fit in one core's private
+// cache, or its size is not known.
+bool outgrows_private_cache(const DeviceProfile& d, const ModelCost& m) {
+  return d.private_cache_bytes == 0 ||
+         4.0 * static_cast<double>(m.params()) > static_cast<double>(d.private_cache_bytes);
+}
+
 // The weight-gradient part of a device's Dense layers' backward: each one's backward seconds
 // (its GEMMs, and its small per-layer overhead) times the weight gradient's share of its FLOPs
 // (as many as its forward's).
@@ -209,8 +216,7 @@ double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_
                                   [n](const WeightGradShards& w) { return w.devices == n; });
   if (timed == d.row_weight_grad_gemms.end() || timed->points.empty()) return -1;
   const auto& g = timed->points;
-  const bool cold = d.private_cache_bytes == 0 || 4.0 * static_cast<double>(m.params()) >
-                                                      static_cast<double>(d.private_cache_bytes);
+  const bool cold = outgrows_private_cache(d, m);
   return log_interpolated(
       g, static_cast<double>(rows),
       [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
@@ -350,12 +356,9 @@ Prediction bucket_allreduce(const HardwareProfile& hw, const Scenario& s) {
 }
 
 // Whether a step's gradient buffers have left the core's cache by the time they are summed
-// and exchanged: the profile measured the cold rates and the model's parameters do not fit in
-// the core's private cache (or its size is not known).
+// and exchanged: the profile measured the cold rates and the model outgrows the core's cache.
 bool gradients_evicted(const DeviceProfile& d, const ModelCost& m) {
-  return d.cold_copy_bandwidth > 0 &&
-         (d.private_cache_bytes == 0 ||
-          4.0 * static_cast<double>(m.params()) > static_cast<double>(d.private_cache_bytes));
+  return d.cold_copy_bandwidth > 0 && outgrows_private_cache(d, m);
 }
 
 // mirrored.cpp, deterministic_gradients: each device computes its micro-shards one after

@@ -109,16 +109,6 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
   return out;
 }
 
-// What the shards keep of the whole GEMMs at each row count, warm / caches emptied.
-std::string kept_words(const std::vector<WeightGradGemmSeconds>& points) {
-  std::string out;
-  for (const WeightGradGemmSeconds& p : points) {
-    out += fmt::format("{}{} rows {:.2f}/{:.2f}", out.empty() ? "" : ", ", p.rows,
-                       p.shard / p.whole, p.shard_cold / p.whole_cold);
-  }
-  return out;
-}
-
 // The rate line through 1-device runs of one dense model at several row counts; an error
 // names the command and its option for the row counts.
 DenseCurve fit_dense_curve(const std::vector<int64_t>& widths,
@@ -177,10 +167,7 @@ DenseCurve measure_dense(const std::vector<int64_t>& widths, const CalibrationPl
       weight_grad_gemm_seconds(widths, plan.rows, shard_device_counts(plan.max_devices),
                                plan.threads_per_device, plan.repeats);
   for (const WeightGradShards& w : c.weight_grad_gemms) {
-    log << fmt::format(
-        "dense {}: weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches "
-        "emptied): {}\n",
-        fmt::join(widths, "-"), w.devices, kept_words(w.points));
+    log << fmt::format("dense {}: {}\n", fmt::join(widths, "-"), weight_grad_shares(w));
   }
   return c;
 }
@@ -668,6 +655,17 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
   entry["slope_seconds_per_row"] = c.rate.slope;
   entry["intercept_seconds"] = c.rate.intercept;
   return entry;
+}
+
+std::string weight_grad_shares(const WeightGradShards& timed) {
+  std::string out;
+  for (const WeightGradGemmSeconds& p : timed.points) {
+    out += fmt::format("{}{} rows {:.2f}/{:.2f}", out.empty() ? "" : ", ", p.rows,
+                       p.shard / p.whole, p.shard_cold / p.whole_cold);
+  }
+  return fmt::format(
+      "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied): {}",
+      timed.devices, out);
 }
 
 std::vector<int> shard_device_counts(int max_devices) {

@@ -78,6 +78,10 @@ nlohmann::json refit_dense_rate(HardwareProfile& hardware, const std::vector<int
                                 int ranks = 0,
                                 const std::vector<WeightGradShards>& weight_grad_gemms = {});
 
+// What the shards of `timed` keep of the whole GEMMs at each row count, warm and with the
+// caches emptied, in words (calibrate's and bench validate's output).
+std::string weight_grad_shares(const WeightGradShards& timed);
+
 // The device counts calibrate times weight-gradient shards for: 2, 4, 8, ... below
 // max_devices, and max_devices itself; none for one device.
 std::vector<int> shard_device_counts(int max_devices);

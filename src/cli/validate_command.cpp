@@ -419,17 +419,7 @@ int run_validate(const ValidateOptions& o) {
       fmt::print("{}: {:.1f} GFLOP/s sustained, half_rows {:.1f} (1 device at rows {})\n",
                  fmt::join(widths, "-"), c.at("sustained_flops").get<double>() / 1e9,
                  c.at("half_rows").get<double>(), fmt::join(calibration_rows, ", "));
-      if (!gemms.empty()) {
-        std::vector<std::string> kept;
-        for (const auto& g : gemms.front().points) {
-          kept.push_back(fmt::format("{} rows {:.2f}/{:.2f}", g.rows, g.shard / g.whole,
-                                     g.shard_cold / g.whole_cold));
-        }
-        fmt::print(
-            "  weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches "
-            "emptied): {}\n",
-            n, fmt::join(kept, ", "));
-      }
+      for (const auto& timed : gemms) fmt::print("  {}\n", detail::weight_grad_shares(timed));
       if (!together.empty()) {
         std::vector<std::string> slower;
         for (size_t i = 0; i < together.size(); ++i) {
