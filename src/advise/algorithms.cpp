@@ -126,11 +126,24 @@ double memory_share(const HardwareProfile& hw, int k) {
   return share_of(hw.device.concurrent_memory_share, hw.max_devices, k);
 }
 
-// The shares each device keeps while all of the scenario's devices on one machine run at
-// once (a process's devices; MPI ranks of one host too, up to the profile's devices).
+// The devices on one machine that run at once: a process's devices, MPI ranks of one host
+// too, up to the profile's devices.
+int devices_at_once(const HardwareProfile& hw, const Scenario& s) {
+  return std::min(s.devices * s.ranks, std::max(hw.max_devices, s.devices));
+}
+
+// The shares each device keeps while all of the scenario's devices run at once.
 Shares devices_share(const HardwareProfile& hw, const Scenario& s) {
-  const int k = std::min(s.devices * s.ranks, std::max(hw.max_devices, s.devices));
-  return {memory_share(hw, k), share_of(hw.device.concurrent_compute_share, hw.max_devices, k)};
+  const int k = devices_at_once(hw, s);
+  const double compute = share_of(hw.device.concurrent_compute_share, hw.max_devices, k);
+  const bool one_buffer = s.strategy == StrategyKind::mirrored &&
+                          s.reducer == ReducerKind::sharded && s.shared_parameters;
+  const double copies = one_buffer ? s.ranks : s.devices * s.ranks;
+  if (hw.device.shared_cache_bytes > 0 && copies * 4.0 * static_cast<double>(s.model.params()) <=
+                                              static_cast<double>(hw.device.shared_cache_bytes)) {
+    return {1.0, compute};
+  }
+  return {memory_share(hw, k), compute};
 }
 
 // The update's seconds in the measured steps of the model being predicted at `rows` (its
@@ -151,16 +164,39 @@ double measured_update_seconds(const DeviceProfile& d, int64_t rows) {
 // (measured in the seed model's steps) says: over the 1-device steps of held_out_update the
 // update came within -12% to +16% of measured this way, and +19% to +78% off for the 256-256
 // model at the seed's rate (docs/SCALING.md, "The update measured on each model").
-// Not slowed by other devices updating at the same time: in the validation run each of 2
-// devices updating the whole seed model at once took 13.9 ms against 13.4 ms alone (the update
-// computes as much as it streams), where the copies and sums below lose memory_share.
-double update_seconds(const HardwareProfile& hw, const Scenario& s, double params) {
+// Several devices updating at once (profiles that know the cache the cores share). Where the
+// devices' update buffers outgrow it (each device's parameters, gradients and optimizer state:
+// update_passes floats per parameter, an upper bound), the update streams from memory and
+// takes at least its bytes at the memory bandwidth each device keeps (memory_share): on the
+// Zen 4 of docs/SCALING.md ("The update on several devices at once", share 0.65-0.69) the large
+// models' updates on 2 devices took 1.19-1.66 times their time alone; on the Xeon (share 1)
+// each of 2 devices updating the seed model took 13.9 ms against 13.4 ms alone. Where they fit
+// it, a device's shard of one shared buffer that every device read in forward pays for the
+// lines the others hold (device.update_contention's shard at the model's bytes, in log bytes
+// between two measured sizes, the nearest end's beyond them; for fewer devices than measured
+// at once, linear from 1 alone; for more, as measured).
+enum class UpdateOf { own_copy, shared_shard };
+
+double update_seconds(const HardwareProfile& hw, const Scenario& s, double params,
+                      UpdateOf of = UpdateOf::own_copy) {
   const DeviceProfile& d = hw.device;
   const double measured = measured_update_seconds(d, rows_per_device(s));
-  if (measured > 0) {
-    return measured * params / d.row_points_params * s.update_passes / kMeasuredUpdatePasses;
+  const double bytes = s.update_passes * 4.0 * params;
+  const double alone = measured > 0 ? measured * params / d.row_points_params * s.update_passes /
+                                          kMeasuredUpdatePasses
+                                    : bytes / d.memory_bandwidth;
+  const int k = devices_at_once(hw, s);
+  if (k < 2 || d.shared_cache_bytes == 0) return alone;
+  if (k * bytes > static_cast<double>(d.shared_cache_bytes)) {
+    return std::max(alone, bytes / (d.memory_bandwidth * memory_share(hw, k)));
   }
-  return s.update_passes * 4.0 * params / d.memory_bandwidth;
+  if (of == UpdateOf::own_copy || d.update_contention.empty()) return alone;
+  const double slower = log_interpolated(
+      d.update_contention, 4.0 * static_cast<double>(s.model.params()),
+      [](const UpdateContention& u) { return static_cast<double>(u.bytes); },
+      [](const UpdateContention& u) { return u.shard; });
+  const int m = d.update_contention_devices;
+  return alone * (k >= m ? slower : 1.0 + (slower - 1.0) * (k - 1) / (m - 1));
 }
 
 // The part of a device's Dense layers' weight-gradient time that does not grow with the rows:
@@ -302,7 +338,8 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
       (kept >= 0 ? (1.0 - kept) * weight_grad_seconds(hw.device, s.model, rows, share)
                  : (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share));
   p.phases["allreduce"] = layers_with_params(s.model) * hw.device_device.latency;
-  p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()) / n);
+  p.phases["optimizer"] =
+      update_seconds(hw, s, static_cast<double>(s.model.params()) / n, UpdateOf::shared_shard);
   p.phases["overhead"] += hw.device.barrier;
   return finish(p);
 }
@@ -319,7 +356,8 @@ void sharded_bucket_work(const HardwareProfile& hw, const Scenario& s, Predictio
   for (const ModelBucket& b : model_buckets(s)) {
     p.phases["allreduce"] += hw.device_device.latency + 4.0 * b.params / sum_rate;
     if (!s.shared_parameters) p.phases["allreduce"] += (n - 1) * 4.0 * b.params / n / copy_rate;
-    p.phases["optimizer"] += update_seconds(hw, s, b.params / n);
+    p.phases["optimizer"] += update_seconds(
+        hw, s, b.params / n, s.shared_parameters ? UpdateOf::shared_shard : UpdateOf::own_copy);
   }
 }
 
@@ -424,7 +462,7 @@ Prediction host_copies(const HardwareProfile& hw, const Scenario& s) {
   // The update on the devices' cores as a device's own (its model's measured update), else at
   // the host's update rate.
   p.phases["host_update"] = measured_update_seconds(d, rows) > 0
-                                ? update_seconds(hw, s, params / n)
+                                ? update_seconds(hw, s, params / n, UpdateOf::shared_shard)
                                 : s.update_passes * 4.0 * params / n / hw.host_update_bandwidth;
   p.phases["overhead"] += 2 * d.fork_join;  // the second and third rounds
   p.phases.erase("allreduce");

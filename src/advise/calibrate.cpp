@@ -365,11 +365,32 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
         fmt::format("{}{} MB {:.2f}/{:.2f}/{:.2f}", bf16_words.empty() ? "" : "; ",
                     4e-6 * static_cast<double>(floats), l.pack * 1e9, l.unpack * 1e9, l.sum * 1e9);
   }
+  // The update on every device at once, at model sizes from inside a core's cache (256 KiB)
+  // to beyond the last level (64 MiB).
+  std::vector<UpdateContention> contention;
+  json contention_json = json::array();
+  std::string contention_words;
+  if (devices > 1) {
+    std::vector<int64_t> sizes;
+    for (int64_t b = int64_t{256} << 10; b <= int64_t{64} << 20; b *= 4) sizes.push_back(b);
+    contention = update_contention(sizes, devices, threads, 7);
+    for (const UpdateContention& u : contention) {
+      contention_json.push_back({{"bytes", u.bytes}, {"own", u.own}, {"shard", u.shard}});
+      contention_words +=
+          fmt::format("{}{} KiB {:.2f}/{:.2f}", contention_words.empty() ? "" : "; ", u.bytes >> 10,
+                      u.own, u.shard);
+    }
+  }
   log << fmt::format(
       "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
       "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us\n"
       "bf16 pack/unpack/sum, ns per float: {}\n",
       devices, share, compute_share, devices, sync.fork_join * 1e6, sync.barrier * 1e6, bf16_words);
+  if (!contention.empty()) {
+    log << fmt::format(
+        "{} devices updating at once, over alone (own copies/shards of one buffer): {}\n", devices,
+        contention_words);
+  }
 
   json profile = {
       {"name", plan.name},
@@ -399,6 +420,12 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
       {"host_device", {{"bandwidth", copy}, {"latency", latency}, {"devices_per_link", 1}}},
       {"device_device", {{"bandwidth", sum}, {"latency", latency}}}};
   if (private_cache_bytes() > 0) profile["device"]["private_cache_bytes"] = private_cache_bytes();
+  const int64_t shared_cache = shared_cache_bytes();
+  if (shared_cache > 0) profile["device"]["shared_cache_bytes"] = shared_cache;
+  if (!contention.empty()) {
+    profile["device"]["update_contention"] = contention_json;
+    profile["device"]["update_contention_devices"] = devices;
+  }
   json sources = {
       {"device.dense_rates " + widths,
        "Measured: the steps behind device.sustained_flops at each row count (points: their "
@@ -460,6 +487,21 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                    bf16_words)},
       {"max_devices", fmt::format("The {} cores of this process, {} per device (or --max-devices)",
                                   available_cores(), threads)}};
+  if (!contention.empty()) {
+    sources["device.update_contention"] = fmt::format(
+        "Measured: RMSprop's update kernel on a DeviceGroup of {} devices of {} thread{}, each "
+        "first writing its gradients and reading the parameters it updates; device 0 alone "
+        "updating a whole buffer, every device at once updating its own whole copy (own, over "
+        "alone) and its 1/{} of one shared buffer all read (shard, over alone / {}); the devices' "
+        "mean timed, medians of 7 rounds, interleaved. Own/shard by parameter bytes: {}",
+        devices, threads, threads == 1 ? "" : "s", devices, devices, contention_words);
+  }
+  if (shared_cache > 0) {
+    sources["device.shared_cache_bytes"] = fmt::format(
+        "The system's level 3 cache, which cpu0's cores share ({} bytes: sysfs, "
+        "/sys/devices/system/cpu/cpu0/cache)",
+        shared_cache);
+  }
   if (!main.weight_grad_gemms.empty()) {
     sources["device.dense_rates " + widths + " weight_grad_gemms"] = weight_grad_gemms_source(plan);
   }

@@ -309,6 +309,9 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   if (dj.contains("private_cache_bytes")) {
     p.device.private_cache_bytes = static_cast<int64_t>(positive(dj, "private_cache_bytes", d));
   }
+  if (dj.contains("shared_cache_bytes")) {
+    p.device.shared_cache_bytes = static_cast<int64_t>(positive(dj, "shared_cache_bytes", d));
+  }
   p.device.layer_overhead = non_negative(dj, "layer_overhead", d, 0);
   p.device.step_overhead = non_negative(dj, "step_overhead", d, 0);
   p.device.comm_uses_compute = flag(dj, "comm_uses_compute", d, false);
@@ -348,6 +351,31 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
       loops.unpack = positive(c, "unpack", where);
       loops.sum = positive(c, "sum", where);
       p.device.bf16_loops.push_back(loops);
+    }
+  }
+  if (dj.contains("update_contention")) {
+    const std::string where = d + ": update_contention";
+    if (!dj.at("update_contention").is_array() || dj.at("update_contention").empty()) {
+      throw ConfigError(where + " must be a non-empty array");
+    }
+    for (const json& c : dj.at("update_contention")) {
+      UpdateContention u;
+      u.bytes = ascending(
+          c, "bytes",
+          p.device.update_contention.empty() ? 0 : p.device.update_contention.back().bytes, where);
+      u.own = positive(c, "own", where);
+      u.shard = positive(c, "shard", where);
+      p.device.update_contention.push_back(u);
+    }
+    if (!dj.contains("update_contention_devices")) {
+      throw ConfigError(d +
+                        ": 'update_contention' needs 'update_contention_devices' (the "
+                        "devices updating at once)");
+    }
+    p.device.update_contention_devices = count(dj, "update_contention_devices", d, 1);
+    if (p.device.update_contention_devices < 2) {
+      throw ConfigError(d + ": 'update_contention_devices' must be 2 or more, got " +
+                        std::to_string(p.device.update_contention_devices));
     }
   }
   if (dj.contains("dense_rates")) {

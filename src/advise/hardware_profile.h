@@ -69,6 +69,17 @@ struct Bf16LoopSeconds {
   double pack = 0, unpack = 0, sum = 0;
 };
 
+// The optimizer's update (RMSprop's kernel) on several CPU devices at once against one device
+// alone, for parameters of `bytes` float32 bytes (calibrate's update_contention): `own`, each
+// device updating the whole of its own copy (mirrored's all-reduce: every replica's update),
+// over the time alone; `shard`, each device updating its 1/n of one buffer that every device
+// has just read (the sharded reducers over shared parameters, host's update on the devices'
+// cores), over 1/n of the time alone. Both 1 where devices do not slow each other.
+struct UpdateContention {
+  int64_t bytes = 0;
+  double own = 1, shard = 1;
+};
+
 // One convolution shape (per sample: batch 1) timed on one device by calibrate: oneDNN's
 // forward, backward-data and backward-weights primitives (CpuBackend's conv2d_*), seconds
 // per sample at `batch` samples.
@@ -120,6 +131,11 @@ struct DeviceProfile {
   // parameters fit keeps its gradients there through a step, and the warm rates serve it.
   // 0: not known (the cold rates serve every model).
   int64_t private_cache_bytes = 0;
+  // Bytes of the last-level cache the devices' cores share (the L3) as the system reports it
+  // (profiles since 2026-12-04): where the devices' update buffers outgrow it, the update
+  // streams from memory, whose bandwidth the devices share (update_seconds, algorithms.cpp).
+  // 0: not known (an update takes its time alone however many devices update at once).
+  int64_t shared_cache_bytes = 0;
   // Pooling layers (the backend's pooling kernels) take their bytes at memory_bandwidth
   // times this: their time inside calibrate's convnet step over that (1: not measured).
   double pool_scale = 1;
@@ -140,6 +156,11 @@ struct DeviceProfile {
   // into bfloat16 and unpack it, on a buffer far above the cache.
   std::vector<Bf16LoopSeconds> bf16_loops;
   double bf16_seconds_per_float = 0;
+  // The update on update_contention_devices devices at once at several model sizes,
+  // ascending in bytes (profiles since 2026-12-04; empty: not measured, and an update takes
+  // its time alone however many devices update at once).
+  std::vector<UpdateContention> update_contention;
+  int update_contention_devices = 0;
   // A CPU device: the threads it runs (what tandem train --devices 1 --threads-per-device N
   // runs); 0: not one (a GPU).
   int threads = 0;

@@ -4,16 +4,23 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
+#include <fstream>
+#include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "backend/backend.h"
 #include "core/aligned_buffer.h"
+#include "optim/optimizer_kernel.h"
 #include "parallel/bf16.h"
 #include "parallel/device_group.h"
 #include "profile/phase_timer.h"
+#include "tandem/error.h"
+#include "tandem/optimizers.h"
 
 namespace tandem::detail {
 namespace {
@@ -43,6 +50,13 @@ void wait_for(const std::atomic<int>& ball, int value) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// The mean over the devices (the step's phases are their mean).
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (const double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
 }
 
 // Seconds of one pass of b += a over n floats.
@@ -90,6 +104,25 @@ int64_t CacheEvictor::floats() {
 int64_t private_cache_bytes() {
   const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   return l2 > 0 ? int64_t{l2} : 0;
+}
+
+int64_t shared_cache_bytes(const std::string& cpu0_cache) {
+  // sysfs, not sysconf: glibc's _SC_LEVEL3_CACHE_SIZE on the AMD EPYC (Zen 4) of 2026-12-03
+  // reports 320 MiB, sysfs the 32 MiB its cores share.
+  for (int index = 0;; ++index) {
+    const std::string dir = cpu0_cache + "/index" + std::to_string(index);
+    std::ifstream level(dir + "/level"), size(dir + "/size");
+    int l = 0;
+    if (!(level >> l)) return 0;
+    int64_t value = 0;
+    std::string unit;
+    if (l != 3 || !(size >> value) || value <= 0) continue;
+    size >> unit;
+    if (unit == "K") return value << 10;
+    if (unit == "M") return value << 20;
+    if (unit.empty()) return value;
+    return 0;
+  }
 }
 
 CacheEvictor::CacheEvictor() : buffer_(floats()) {
@@ -177,6 +210,82 @@ DeviceSync device_sync(int devices, int repeats) {
     per_barrier.push_back(std::max(0.0, with_barriers - empty) / kBarriers);
   }
   return {median(fork_join), median(per_barrier)};
+}
+
+std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
+                                                int threads, int repeats) {
+  if (devices < 2) {
+    throw Error("update_contention: 2 or more devices, got " + std::to_string(devices));
+  }
+  const std::unique_ptr<OptimizerKernel> kernel = make_optimizer_kernel(RMSprop());
+  DeviceGroup group(plan_devices(devices, threads));
+  std::vector<UpdateContention> out;
+  for (const int64_t size : bytes) {
+    const int64_t n = std::max<int64_t>(size / 4, int64_t{16} * devices);
+    // Each device's own parameters, accumulator and gradients; one shared copy of the first
+    // two.
+    std::vector<AlignedBuffer> params, state, grads;
+    for (int d = 0; d < devices; ++d) {
+      params.emplace_back(n);
+      state.emplace_back(n);
+      grads.emplace_back(n);
+      std::fill(params[d].data(), params[d].data() + n, 0.5f);
+      std::fill(state[d].data(), state[d].data() + n, 0.f);
+    }
+    AlignedBuffer shared(n), shared_state(n);
+    std::fill(shared.data(), shared.data() + n, 0.5f);
+    std::fill(shared_state.data(), shared_state.data() + n, 0.f);
+    std::vector<double> each(devices), sinks(devices);
+    // Backward's gradients, then forward's read of the parameters: a float of every line.
+    const auto prepare = [&](int d, const float* read, float value) {
+      std::fill(grads[d].data(), grads[d].data() + n, value);
+      double sum = 0;
+      for (int64_t i = 0; i < n; i += 16) sum += read[i];
+      sinks[d] += sum;
+    };
+    std::vector<double> alone, own, shard;
+    float value = 1e-4f;
+    int64_t iteration = 0;
+    for (int r = 0; r < std::max(repeats, 1); ++r) {
+      value = -value;
+      ++iteration;
+      group.run([&](int d) {
+        if (d != 0) return;
+        prepare(0, params[0].data(), value);
+        float* slots[] = {state[0].data()};
+        const auto start = Clock::now();
+        kernel->update(params[0].data(), grads[0].data(), slots, 0, n, iteration, 1e-3, threads, 0);
+        each[0] = seconds_since(start);
+      });
+      alone.push_back(each[0]);
+      group.run([&](int d) {
+        prepare(d, params[d].data(), value);
+        group.barrier().wait();
+        float* slots[] = {state[d].data()};
+        const auto start = Clock::now();
+        kernel->update(params[d].data(), grads[d].data(), slots, 0, n, iteration, 1e-3, threads, 0);
+        each[d] = seconds_since(start);
+      });
+      own.push_back(mean(each));
+      group.run([&](int d) {
+        prepare(d, shared.data(), value);
+        group.barrier().wait();
+        const int64_t begin = n * d / devices, end = n * (d + 1) / devices;
+        float* slots[] = {shared_state.data()};
+        const auto start = Clock::now();
+        kernel->update(shared.data(), grads[d].data(), slots, begin, end, iteration, 1e-3, threads,
+                       0);
+        each[d] = seconds_since(start);
+      });
+      shard.push_back(mean(each));
+    }
+    double read = 0;
+    for (const double v : sinks) read += v;
+    if (!std::isfinite(read)) throw Error("update_contention: the parameters read back non-finite");
+    const double a = median(alone);
+    out.push_back({4 * n, median(own) / a, median(shard) * devices / a});
+  }
+  return out;
 }
 
 Bf16LoopSeconds bf16_loop_seconds(int64_t floats, int repeats) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "advise/hardware_profile.h"
@@ -26,6 +27,11 @@ class CacheEvictor {
 
 // One core's private cache (its L2) in bytes as the system reports it; 0 when it does not.
 int64_t private_cache_bytes();
+
+// The level 3 cache (the last level, which the cores share) in bytes, as sysfs describes cpu0's
+// caches under `cpu0_cache` (index0, index1, ... each with level and size, "32768K"); 0 where
+// it describes none or a size it cannot read.
+int64_t shared_cache_bytes(const std::string& cpu0_cache = "/sys/devices/system/cpu/cpu0/cache");
 
 // warm: passes back to back over the same buffers (in the cache as far as they fit);
 // evicted: the caches emptied before each pass, as a step's gradient exchange finds them
@@ -57,6 +63,16 @@ struct DeviceSync {
   double fork_join = 0, barrier = 0;
 };
 DeviceSync device_sync(int devices, int repeats);
+
+// The optimizer's update (RMSprop's kernel, `threads` threads per device) on a DeviceGroup of
+// `devices` (2 or more) devices at once against device 0 alone, for parameters of each of
+// `bytes` (ascending): before each timed update every device writes its gradients and reads
+// the parameters it will update (as backward and forward leave them). Alone: device 0 updates
+// one whole buffer. own: every device updates the whole of its own copy (the devices' mean
+// timed, as the step's phases are), over alone. shard: every device reads one shared buffer whole,
+// then updates its 1/n of it, over alone / n. Medians of `repeats` rounds, the three interleaved.
+std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
+                                                int threads, int repeats);
 
 // The bfloat16 loops of MPI gradient compression (parallel/bf16.h, the functions the
 // communication thread calls) over `floats` floats on one thread: seconds per float of each,
