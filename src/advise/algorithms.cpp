@@ -41,7 +41,8 @@ struct Shares {
 // Seconds of one layer's forward (or backward) on `rows` samples on one device. A Dense
 // layer's rate sustained * r / (r + half_rows) is flops / sustained plus a fixed part,
 // flops_per_row * half_rows / sustained, that does not grow with the rows: streaming the
-// weights, which slows with the memory share when other devices stream theirs.
+// weights, which slows with the memory share when other devices stream theirs from memory
+// (devices_share).
 double layer_seconds(const DeviceProfile& d, const LayerCost& l, int64_t rows, bool backward,
                      Shares share = {}) {
   if (rows <= 0) return 0;
@@ -132,15 +133,21 @@ int devices_at_once(const HardwareProfile& hw, const Scenario& s) {
   return std::min(s.devices * s.ranks, std::max(hw.max_devices, s.devices));
 }
 
-// The shares each device keeps while all of the scenario's devices run at once.
+// The shares each device keeps while all of the scenario's devices run at once. With the
+// size of the cache the cores share (and one process), weights that fit it do not stream from
+// memory, and the memory share is 1: one buffer per process for mirrored's sharded reducer
+// over shared parameters, one per device otherwise. On the Zen 4 of docs/SCALING.md ("The
+// update on several devices at once") the 784-256-256-10 model's 2-device compute at 16 rows
+// took 0.88-1.07 times the 1-device steps at 16 rows, where the memory share made it about 1.2.
 Shares devices_share(const HardwareProfile& hw, const Scenario& s) {
   const int k = devices_at_once(hw, s);
   const double compute = share_of(hw.device.concurrent_compute_share, hw.max_devices, k);
   const bool one_buffer = s.strategy == StrategyKind::mirrored &&
                           s.reducer == ReducerKind::sharded && s.shared_parameters;
   const double copies = one_buffer ? s.ranks : s.devices * s.ranks;
-  if (hw.device.shared_cache_bytes > 0 && copies * 4.0 * static_cast<double>(s.model.params()) <=
-                                              static_cast<double>(hw.device.shared_cache_bytes)) {
+  if (s.ranks == 1 && hw.device.shared_cache_bytes > 0 &&
+      copies * 4.0 * static_cast<double>(s.model.params()) <=
+          static_cast<double>(hw.device.shared_cache_bytes)) {
     return {1.0, compute};
   }
   return {memory_share(hw, k), compute};
@@ -168,8 +175,8 @@ double measured_update_seconds(const DeviceProfile& d, int64_t rows) {
 // devices' update buffers outgrow it (each device's parameters, gradients and optimizer state:
 // update_passes floats per parameter, an upper bound), the update streams from memory and
 // takes at least its bytes at the memory bandwidth each device keeps (memory_share): on the
-// Zen 4 of docs/SCALING.md ("The update on several devices at once", share 0.65-0.69) the large
-// models' updates on 2 devices took 1.19-1.66 times their time alone; on the Xeon (share 1)
+// Zen 4 of docs/SCALING.md ("The update on several devices at once", share 0.65-0.70) the large
+// models' whole updates on 2 devices took 1.40-1.66 times their time alone; on the Xeon (share 1)
 // each of 2 devices updating the seed model took 13.9 ms against 13.4 ms alone. Where they fit
 // it, a device's shard of one shared buffer that every device read in forward pays for the
 // lines the others hold (device.update_contention's shard at the model's bytes, in log bytes
@@ -186,7 +193,7 @@ double update_seconds(const HardwareProfile& hw, const Scenario& s, double param
                                           kMeasuredUpdatePasses
                                     : bytes / d.memory_bandwidth;
   const int k = devices_at_once(hw, s);
-  if (k < 2 || d.shared_cache_bytes == 0) return alone;
+  if (k < 2 || s.ranks > 1 || d.shared_cache_bytes == 0) return alone;
   if (k * bytes > static_cast<double>(d.shared_cache_bytes)) {
     return std::max(alone, bytes / (d.memory_bandwidth * memory_share(hw, k)));
   }

@@ -74,7 +74,10 @@ struct Bf16LoopSeconds {
 // device updating the whole of its own copy (mirrored's all-reduce: every replica's update),
 // over the time alone; `shard`, each device updating its 1/n of one buffer that every device
 // has just read (the sharded reducers over shared parameters, host's update on the devices'
-// cores), over 1/n of the time alone. Both 1 where devices do not slow each other.
+// cores), over 1/n of the time alone. Both 1 where devices do not slow each other. The model
+// takes `shard` where the buffers fit the shared cache; `own` is kept as measured, unused:
+// its updates start together behind a barrier and overstated the steps' (docs/SCALING.md, "The
+// update on several devices at once").
 struct UpdateContention {
   int64_t bytes = 0;
   double own = 1, shard = 1;

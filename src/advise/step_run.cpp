@@ -50,9 +50,21 @@ StepRun::StepRun(Model model, int64_t rows, const StrategyOptions& options,
 }
 
 void StepRun::time(int steps, uint64_t& seed) {
+  const PhaseTimes before = run_->times();
   const auto start = Clock::now();
   for (int s = 0; s < steps; ++s) run_->train_step(x_, y_, order_, ++seed);
   seconds_.push_back(seconds_since(start) / steps);
+  PhaseTimes each = run_->times();
+  for (size_t p = 0; p < each.seconds.size(); ++p) {
+    each.seconds[p] = (each.seconds[p] - before.seconds[p]) / steps;
+  }
+  timed_each_.push_back(each);
+}
+
+std::vector<double> StepRun::phase_per_step_each(Phase phase) const {
+  std::vector<double> out;
+  for (const PhaseTimes& t : timed_each_) out.push_back(t[phase]);
+  return out;
 }
 
 void StepRun::settle(uint64_t& seed) {
@@ -71,11 +83,6 @@ PhaseTimes StepRun::timed_phases() const {
   for (size_t p = 0; p < t.seconds.size(); ++p) t.seconds[p] -= settled_.seconds[p];
   t.steps -= settled_.steps;
   return t;
-}
-
-double StepRun::phase_per_step(Phase phase) const {
-  const PhaseTimes t = timed_phases();
-  return t[phase] / static_cast<double>(std::max<int64_t>(t.steps, 1));
 }
 
 std::map<std::string, double> StepRun::phase_seconds() const {

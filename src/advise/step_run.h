@@ -37,9 +37,10 @@ class StepRun {
   void settle(uint64_t& seed);
   const std::vector<double>& seconds() const { return seconds_; }
   double median_seconds() const { return median_of(seconds_); }
-  // One phase per step over everything timed (optimizer: the update; data: the batch's rows
-  // gathered).
-  double phase_per_step(Phase phase) const;
+  // One phase per step (optimizer: the update; data: the batch's rows gathered) in each call
+  // of time(), as seconds() holds the steps: one hiccup in a phase stays in its repetition,
+  // which a median then leaves out.
+  std::vector<double> phase_per_step_each(Phase phase) const;
   // Each phase per step over everything timed (the strategy's mean over its devices).
   std::map<std::string, double> phase_seconds() const;
   int64_t rows() const { return rows_; }
@@ -52,6 +53,7 @@ class StepRun {
   Tensor x_, y_;
   std::vector<int64_t> order_;
   std::vector<double> seconds_;
+  std::vector<PhaseTimes> timed_each_;  // each time() call's phases, per step
   PhaseTimes settled_;  // the phases of the settle() steps, left out of phase_seconds()
   PhaseTimes timed_phases() const;
 };

@@ -389,6 +389,115 @@ TEST(Algorithms, AModelsMeasuredUpdateIsScaledToWhatEachDeviceUpdates) {
               1e-15);
 }
 
+// Several devices updating at once, by where the update's buffers live, for profiles that
+// know the cache the cores share. Beyond it (the devices' update_passes floats per parameter
+// outgrow it): at least the update's bytes at the memory bandwidth each device keeps. Inside
+// it: a shard of one shared parameter buffer slowed by update_contention's shard ratio at the
+// model's bytes, an own copy at its time alone. Without the cache's size, or on one device,
+// or across MPI ranks (whose steps were measured together): the time alone.
+TEST(Algorithms, TheUpdateOnSeveralDevicesFollowsWhereItsBuffersLive) {
+  HardwareProfile hw = cpu_profile();  // 40 GB/s, memory share 0.7 for 2 devices
+  const auto optimizer = [&](const HardwareProfile& h, const Scenario& sc) {
+    return predict(h, sc).phases.at("optimizer");
+  };
+  // The seed model (50.7 MB of parameters), its update measured at 3 ms at 32 rows.
+  Scenario shards = seed(2);
+  shards.batch = 64;
+  hw.device.dense_rates = {
+      {shards.model.widths, 100e9, 16, {{16, 10e-3, 2e-3}, {64, 30e-3, 4e-3}}}};
+  Scenario allreduce = shards;
+  allreduce.reducer = ReducerKind::allreduce;
+  EXPECT_NEAR(optimizer(hw, shards), 3e-3 / 2, 1e-15);
+  EXPECT_NEAR(optimizer(hw, allreduce), 3e-3, 1e-15);
+  const double bytes = 5 * 4.0 * static_cast<double>(shards.model.params());
+  HardwareProfile beyond = hw;
+  beyond.device.shared_cache_bytes = int64_t{32} << 20;
+  EXPECT_NEAR(optimizer(beyond, allreduce), bytes / (40e9 * 0.7), 1e-15);  // 9.1 ms
+  EXPECT_NEAR(optimizer(beyond, shards), bytes / 2 / (40e9 * 0.7), 1e-15);
+  // An update measured slower than that keeps its time.
+  HardwareProfile slow = beyond;
+  slow.device.dense_rates[0].points = {{16, 10e-3, 20e-3}, {64, 30e-3, 20e-3}};
+  EXPECT_NEAR(optimizer(slow, allreduce), 20e-3, 1e-15);
+  // One device, and two MPI ranks of one device: the time alone.
+  Scenario one = seed(1);
+  one.batch = 32;
+  EXPECT_NEAR(optimizer(beyond, one), 3e-3, 1e-15);
+  Scenario ranks = one;
+  ranks.ranks = 2;
+  ranks.batch = 64;
+  EXPECT_NEAR(optimizer(beyond, ranks), 3e-3, 1e-15);
+  // Inside the cache: the 784-256-256-10 model (1.08 MB, 10.8 MB of update buffers on 2
+  // devices), without measured steps, alone at memory_bandwidth.
+  Scenario small = shards;
+  small.model = ModelCost::dense({784, 256, 256, 10});
+  const double small_params = static_cast<double>(small.model.params());
+  const double alone = 5 * 4.0 * small_params / 40e9;
+  Scenario small_allreduce = small;
+  small_allreduce.reducer = ReducerKind::allreduce;
+  HardwareProfile inside = beyond;
+  EXPECT_NEAR(optimizer(inside, small), alone / 2, 1e-15);  // no contention measured
+  inside.device.update_contention = {{int64_t{1} << 20, 1.2, 2.5}};
+  inside.device.update_contention_devices = 2;
+  EXPECT_NEAR(optimizer(inside, small), alone / 2 * 2.5, 1e-15);
+  EXPECT_NEAR(optimizer(inside, small_allreduce), alone, 1e-15);  // an own copy: alone
+  // Sharded buckets over copies of the parameters: each device's shard of its own copy.
+  Scenario own_copies = small;
+  own_copies.shared_parameters = false;
+  EXPECT_NEAR(optimizer(inside, own_copies), alone / 2, 1e-15);
+  // Two sizes: in log bytes between them (3 at 256 KiB, 2 at 4 MiB).
+  HardwareProfile two_sizes = inside;
+  two_sizes.device.update_contention = {{int64_t{256} << 10, 1.2, 3.0},
+                                        {int64_t{4} << 20, 1.2, 2.0}};
+  const double t = std::log(4 * small_params / (256 << 10)) / std::log(16.0);
+  EXPECT_NEAR(optimizer(two_sizes, small), alone / 2 * (3.0 - t), 1e-15);
+  // Measured on 4 devices at once, predicted for 2: a third of the way from 1.
+  HardwareProfile four = inside;
+  four.device.update_contention_devices = 4;
+  EXPECT_NEAR(optimizer(four, small), alone / 2 * (1 + 1.5 / 3), 1e-15);
+  // A shared cache too small for the 5.4 MB the two shards' updates touch: beyond it again.
+  HardwareProfile small_cache = inside;
+  small_cache.device.shared_cache_bytes = int64_t{4} << 20;
+  EXPECT_NEAR(optimizer(small_cache, small), alone / 2 / 0.7, 1e-15);
+  // The profile without the cache's size keeps the time alone.
+  HardwareProfile unknown = inside;
+  unknown.device.shared_cache_bytes = 0;
+  EXPECT_NEAR(optimizer(unknown, small), alone / 2, 1e-15);
+}
+
+// The memory share slows a Dense layer's fixed part only where the weights the devices read
+// outgrow the cache their cores share: one buffer per process for mirrored's sharded reducer
+// over shared parameters, one per device otherwise. Profiles without the cache's size slow it
+// always.
+TEST(Algorithms, TheFixedPartSlowsOnlyForWeightsBeyondTheSharedCache) {
+  const HardwareProfile hw = cpu_profile();
+  HardwareProfile unshared = hw;  // nothing shared: the fixed part at its speed alone
+  unshared.device.concurrent_memory_share = 1;
+  // 784-8192-10: 25.8 MB of weights; one copy fits 32 MiB, two do not.
+  Scenario shards = seed(2);
+  shards.model = ModelCost::dense({784, 8192, 10});
+  shards.batch = 32;
+  Scenario allreduce = shards;
+  allreduce.reducer = ReducerKind::allreduce;
+  const auto compute = [](const HardwareProfile& h, const Scenario& sc) {
+    return predict(h, sc).phases.at("compute");
+  };
+  HardwareProfile cache = hw;
+  cache.device.shared_cache_bytes = int64_t{32} << 20;
+  EXPECT_EQ(compute(cache, shards), compute(unshared, shards));
+  EXPECT_EQ(compute(cache, allreduce), compute(hw, allreduce));
+  EXPECT_LT(compute(unshared, allreduce), compute(hw, allreduce));
+  // A cache too small for one copy; and none known.
+  cache.device.shared_cache_bytes = int64_t{16} << 20;
+  EXPECT_EQ(compute(cache, shards), compute(hw, shards));
+  EXPECT_LT(compute(unshared, shards), compute(hw, shards));
+  // Two MPI ranks keep the rule without the cache.
+  Scenario ranks = shards;
+  ranks.devices = 1;
+  ranks.ranks = 2;
+  cache.device.shared_cache_bytes = int64_t{1} << 30;
+  EXPECT_EQ(compute(cache, ranks), compute(hw, ranks));
+}
+
 // The bf16 loops cost what they were measured to at the bucket's size: pack and unpack every
 // float, sum (R-1)/R of them; between two measured sizes linear in log size, beyond them
 // the nearest end's figure. A profile without them keeps its one round-trip figure.

@@ -5,6 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
 #include "advise/probes.h"
@@ -39,6 +44,73 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
     }
   }
   EXPECT_TRUE(weight_grad_gemm_seconds({64, 48, 10}, {8}, {1}, 1, 1).empty());
+}
+
+// The update on several devices at once: one entry per size asked, ascending, in whole
+// floats, both ratios positive and finite (a broken timer would give 0 or inf); fewer than 2
+// devices have nothing to contend with and are refused.
+TEST(Calibrate, UpdateContentionIsMeasuredAtEachSize) {
+  const auto contention = update_contention({4096, 65539}, 2, 1, 3);
+  ASSERT_EQ(contention.size(), 2u);
+  EXPECT_EQ(contention[0].bytes, 4096);
+  EXPECT_EQ(contention[1].bytes, 65536);  // 65539 bytes: 16384 whole floats
+  for (const auto& u : contention) {
+    for (const double ratio : {u.own, u.shard}) {
+      EXPECT_GT(ratio, 0);
+      EXPECT_TRUE(std::isfinite(ratio));
+    }
+  }
+  test::expect_error<Error>([] { update_contention({4096}, 1, 1, 1); }, {"2 or more devices"});
+}
+
+// The shared cache's size is sysfs's level 3 entry among cpu0's caches, in K or M; none, or a
+// size it cannot read, is 0 (the model then keeps its rules without it).
+TEST(Calibrate, TheSharedCacheIsSysfsLevelThree) {
+  test::TempDir dir;
+  const auto entry = [&](int index, const std::string& level, const std::string& size) {
+    const std::filesystem::path d = dir.path() / ("index" + std::to_string(index));
+    std::filesystem::create_directories(d);
+    std::ofstream(d / "level") << level << "\n";
+    std::ofstream(d / "size") << size << "\n";
+  };
+  const std::string cache = dir.path().string();
+  EXPECT_EQ(shared_cache_bytes(cache), 0);  // no entries
+  entry(0, "1", "32K");
+  entry(1, "2", "1024K");
+  EXPECT_EQ(shared_cache_bytes(cache), 0);  // no level 3
+  entry(2, "3", "32768K");
+  EXPECT_EQ(shared_cache_bytes(cache), int64_t{32} << 20);
+  entry(2, "3", "105M");
+  EXPECT_EQ(shared_cache_bytes(cache), int64_t{105} << 20);
+  entry(2, "3", "lots");
+  EXPECT_EQ(shared_cache_bytes(cache), 0);
+  entry(2, "3", "12G");
+  EXPECT_EQ(shared_cache_bytes(cache), 0);
+}
+
+// Each timed repetition keeps its own phases per step, which calibrate takes medians of: one
+// entry per time() call, the update taking time in each and less than its step, and together
+// the phases over everything timed (the settling steps left out).
+TEST(Calibrate, EachRepetitionKeepsItsOwnPhases) {
+  StrategyOptions one;
+  one.devices = 1;
+  one.threads_per_device = 1;
+  StepRun run(dense_stack({16, 8, 4}), 8, one);
+  uint64_t seed = 1;
+  for (int i = 0; i < 3; ++i) {
+    run.settle(seed);
+    run.time(2, seed);
+  }
+  const std::vector<double> updates = run.phase_per_step_each(Phase::optimizer);
+  ASSERT_EQ(updates.size(), 3u);
+  double sum = 0;
+  for (size_t i = 0; i < updates.size(); ++i) {
+    EXPECT_GT(updates[i], 0);
+    EXPECT_LT(updates[i], run.seconds()[i]);
+    sum += 2 * updates[i];
+  }
+  EXPECT_NEAR(sum / 6, run.phase_seconds().at(phase_name(Phase::optimizer)), 1e-12);
+  EXPECT_EQ(run.phase_per_step_each(Phase::data).size(), 3u);
 }
 
 // Shards are timed for 2, 4, 8, ... devices below the profile's and for its own count.

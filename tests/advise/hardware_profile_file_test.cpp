@@ -207,6 +207,51 @@ TEST(HardwareProfileFile, DeterministicExchangeMeasurementsAreReadAndChecked) {
                       });
 }
 
+// device.shared_cache_bytes, update_contention and update_contention_devices: read back as
+// written; absent in older profiles; malformed ones refused naming the field.
+TEST(HardwareProfileFile, SharedCacheAndUpdateContentionAreReadAndChecked) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["device"]["shared_cache_bytes"] = 32 << 20;
+  j["device"]["update_contention"] = {{{"bytes", 262144}, {"own", 1.05}, {"shard", 3.0}},
+                                      {{"bytes", 67108864}, {"own", 1.7}, {"shard", 1.6}}};
+  j["device"]["update_contention_devices"] = 2;
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  EXPECT_EQ(hw.device.shared_cache_bytes, 32 << 20);
+  ASSERT_EQ(hw.device.update_contention.size(), 2u);
+  EXPECT_EQ(hw.device.update_contention_devices, 2);
+  EXPECT_EQ(hw.device.update_contention[0].bytes, 262144);
+  EXPECT_DOUBLE_EQ(hw.device.update_contention[0].own, 1.05);
+  EXPECT_DOUBLE_EQ(hw.device.update_contention[0].shard, 3.0);
+  EXPECT_EQ(hw.device.update_contention[1].bytes, 67108864);
+  EXPECT_DOUBLE_EQ(hw.device.update_contention[1].own, 1.7);
+  EXPECT_DOUBLE_EQ(hw.device.update_contention[1].shard, 1.6);
+  const HardwareProfile shipped =
+      load_hardware_profile(write_profile(dir, shipped_profile("this-machine-cpu")));
+  EXPECT_EQ(shipped.device.shared_cache_bytes, 0);
+  EXPECT_TRUE(shipped.device.update_contention.empty());
+  expect_each_refused(dir, j, "/device/update_contention", "update_contention",
+                      {
+                          {[](json& c) { c = json::array(); }, "must be a non-empty array"},
+                          {[](json& c) { c = 3; }, "must be a non-empty array"},
+                          {[](json& c) { c[1]["bytes"] = 262144; }, "must ascend in 'bytes'"},
+                          {[](json& c) { c[0].erase("bytes"); }, "needs 'bytes'"},
+                          {[](json& c) { c[0]["own"] = 0; }, "'own' must be > 0"},
+                          {[](json& c) { c[1].erase("shard"); }, "missing number 'shard'"},
+                      });
+  expect_each_refused(dir, j, "/device", "update_contention_devices",
+                      {
+                          {[](json& d) { d.erase("update_contention_devices"); }, "needs"},
+                          {[](json& d) { d["update_contention_devices"] = 1; }, "2 or more"},
+                          {[](json& d) { d["update_contention_devices"] = 2.5; }, "whole number"},
+                      });
+  expect_each_refused(dir, j, "/device", "shared_cache_bytes",
+                      {
+                          {[](json& d) { d["shared_cache_bytes"] = 0; }, "must be > 0"},
+                          {[](json& d) { d["shared_cache_bytes"] = "32M"; }, "missing number"},
+                      });
+}
+
 // A dense model's measured steps (dense_rates[].points), with or without their update's
 // seconds: read back ascending; malformed ones refused naming the file and the field; an
 // entry without them keeps its line.
