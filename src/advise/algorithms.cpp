@@ -133,6 +133,13 @@ int devices_at_once(const HardwareProfile& hw, const Scenario& s) {
   return std::min(s.devices * s.ranks, std::max(hw.max_devices, s.devices));
 }
 
+// Whether a process's devices share one parameter buffer (mirrored.cpp: not own_copies, the
+// sharded reducer over shared parameters); otherwise each device keeps its own copy.
+bool one_parameter_buffer(const Scenario& s) {
+  return s.strategy == StrategyKind::mirrored && s.reducer == ReducerKind::sharded &&
+         s.shared_parameters;
+}
+
 // The shares each device keeps while all of the scenario's devices run at once. With the
 // size of the cache the cores share (and one process), weights that fit it do not stream from
 // memory, and the memory share is 1: one buffer per process for mirrored's sharded reducer
@@ -142,9 +149,7 @@ int devices_at_once(const HardwareProfile& hw, const Scenario& s) {
 Shares devices_share(const HardwareProfile& hw, const Scenario& s) {
   const int k = devices_at_once(hw, s);
   const double compute = share_of(hw.device.concurrent_compute_share, hw.max_devices, k);
-  const bool one_buffer = s.strategy == StrategyKind::mirrored &&
-                          s.reducer == ReducerKind::sharded && s.shared_parameters;
-  const double copies = one_buffer ? s.ranks : s.devices * s.ranks;
+  const double copies = one_parameter_buffer(s) ? s.ranks : s.devices * s.ranks;
   if (s.ranks == 1 && hw.device.shared_cache_bytes > 0 &&
       copies * 4.0 * static_cast<double>(s.model.params()) <=
           static_cast<double>(hw.device.shared_cache_bytes)) {

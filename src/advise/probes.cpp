@@ -246,36 +246,32 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
     std::vector<double> alone, own, shard;
     float value = 1e-4f;
     int64_t iteration = 0;
+    // Device d's update of params[begin, end) with its gradients, timed into each[d].
+    const auto timed_update = [&](int d, float* w, float* s, int64_t begin, int64_t end) {
+      float* slots[] = {s};
+      const auto start = Clock::now();
+      kernel->update(w, grads[d].data(), slots, begin, end, iteration, 1e-3, threads, 0);
+      each[d] = seconds_since(start);
+    };
     for (int r = 0; r < std::max(repeats, 1); ++r) {
       value = -value;
       ++iteration;
       group.run([&](int d) {
         if (d != 0) return;
         prepare(0, params[0].data(), value);
-        float* slots[] = {state[0].data()};
-        const auto start = Clock::now();
-        kernel->update(params[0].data(), grads[0].data(), slots, 0, n, iteration, 1e-3, threads, 0);
-        each[0] = seconds_since(start);
+        timed_update(0, params[0].data(), state[0].data(), 0, n);
       });
       alone.push_back(each[0]);
       group.run([&](int d) {
         prepare(d, params[d].data(), value);
         group.barrier().wait();
-        float* slots[] = {state[d].data()};
-        const auto start = Clock::now();
-        kernel->update(params[d].data(), grads[d].data(), slots, 0, n, iteration, 1e-3, threads, 0);
-        each[d] = seconds_since(start);
+        timed_update(d, params[d].data(), state[d].data(), 0, n);
       });
       own.push_back(mean(each));
       group.run([&](int d) {
         prepare(d, shared.data(), value);
         group.barrier().wait();
-        const int64_t begin = n * d / devices, end = n * (d + 1) / devices;
-        float* slots[] = {shared_state.data()};
-        const auto start = Clock::now();
-        kernel->update(shared.data(), grads[d].data(), slots, begin, end, iteration, 1e-3, threads,
-                       0);
-        each[d] = seconds_since(start);
+        timed_update(d, shared.data(), shared_state.data(), n * d / devices, n * (d + 1) / devices);
       });
       shard.push_back(mean(each));
     }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "advise/probes.h"
 #include "skip.h"
 #include "tandem/tandem.h"
 
@@ -401,9 +402,11 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     EXPECT_GT(contention[i].at("own").get<double>(), 0);
     EXPECT_GT(contention[i].at("shard").get<double>(), 0);
   }
-  // The shared cache's size where the system gives one, with where it came from.
-  if (j.at("device").contains("shared_cache_bytes")) {
-    EXPECT_GT(j.at("device").at("shared_cache_bytes").get<int64_t>(), 0);
+  // The shared cache's size exactly where the system gives one, with where it came from.
+  const int64_t shared_cache = tandem::detail::shared_cache_bytes();
+  ASSERT_EQ(j.at("device").contains("shared_cache_bytes"), shared_cache > 0);
+  if (shared_cache > 0) {
+    EXPECT_EQ(j.at("device").at("shared_cache_bytes").get<int64_t>(), shared_cache);
     EXPECT_THAT(j.at("sources").at("device.shared_cache_bytes").get<std::string>(),
                 HasSubstr("sysfs"));
   }
