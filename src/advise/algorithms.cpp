@@ -385,22 +385,28 @@ Prediction sharded_buckets(const HardwareProfile& hw, const Scenario& s) {
   return finish(p);
 }
 
-// grad_reducer.cpp, AllreduceReducer over shared_memory_communicator.cpp (mirrored, reducer
-// allreduce): each bucket all-reduced in shared memory (each device sums its 1/N slice of
-// the N buffers, tree_sum_into_all, and copies the sum into the N-1 others), then every
-// device applies the whole update to its own copy of the parameters (mirrored.cpp).
-Prediction bucket_allreduce(const HardwareProfile& hw, const Scenario& s) {
+// grad_reducer.cpp, AllreduceReducer over shared_memory_communicator.cpp, per device: each
+// bucket all-reduced in shared memory (each device sums its 1/N slice of the N buffers,
+// tree_sum_into_all, and copies the sum into the N-1 others), then every device applies the
+// whole update to its own copy of the parameters (mirrored.cpp).
+void allreduce_bucket_work(const HardwareProfile& hw, const Scenario& s, Prediction& p) {
   const int n = s.devices;
-  const int64_t rows = rows_per_device(s);
-  Prediction p = cpu_step_start(hw, s, rows);
-  p.phases["compute"] += backward_seconds(hw.device, s.model, rows, devices_share(hw, s));
   const double share = memory_share(hw, n);
   for (const ModelBucket& b : model_buckets(s)) {
     p.phases["allreduce"] += hw.device_device.latency +
                              4.0 * b.params / (hw.device_device.bandwidth * share) +
                              (n - 1) * 4.0 * b.params / n / (hw.host_device.bandwidth * share);
   }
-  p.phases["optimizer"] = update_seconds(hw, s, static_cast<double>(s.model.params()));
+  p.phases["optimizer"] += update_seconds(hw, s, static_cast<double>(s.model.params()));
+}
+
+// mirrored.cpp with the all-reduce reducer: full backward into each replica's gradient buffer,
+// then allreduce_bucket_work.
+Prediction bucket_allreduce(const HardwareProfile& hw, const Scenario& s) {
+  const int64_t rows = rows_per_device(s);
+  Prediction p = cpu_step_start(hw, s, rows);
+  p.phases["compute"] += backward_seconds(hw.device, s.model, rows, devices_share(hw, s));
+  allreduce_bucket_work(hw, s, p);
   p.phases["overhead"] += hw.device.barrier;
   return finish(p);
 }
@@ -445,11 +451,16 @@ Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
   return p;
 }
 
-// Deterministic mode in one process: deterministic_start, then the sharded reducer across
-// the devices once backward is over (sharded_bucket_work).
+// Deterministic mode in one process: deterministic_start, then the reducer across the
+// devices once backward is over (mirrored.cpp hands every layer's gradients to it then):
+// sharded_bucket_work, or allreduce_bucket_work with the all-reduce reducer.
 Prediction deterministic_shards(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = deterministic_start(hw, s);
-  sharded_bucket_work(hw, s, p);
+  if (s.reducer == ReducerKind::allreduce) {
+    allreduce_bucket_work(hw, s, p);
+  } else {
+    sharded_bucket_work(hw, s, p);
+  }
   p.phases["overhead"] += hw.device.barrier;
   return finish(p);
 }
@@ -768,7 +779,8 @@ const std::vector<AlgorithmModel>& algorithm_models() {
       {Algorithm::bucket_allreduce, "bucketed all-reduce",
        "make_mirrored_strategy, make_allreduce_reducer, SharedMemoryCommunicator"},
       {Algorithm::deterministic_shards, "deterministic micro-shards",
-       "make_mirrored_strategy (deterministic_gradients), make_sharded_update_reducer"},
+       "make_mirrored_strategy (deterministic_gradients), make_sharded_update_reducer, "
+       "make_allreduce_reducer"},
       {Algorithm::host_copies, "tandem host", "make_host_strategy"},
       {Algorithm::keras_multi_gpu_model, "Keras multi_gpu_model", "keras.utils.multi_gpu_model"},
       {Algorithm::ring_allreduce, "ring all-reduce over links", "NCCL / DDP ring all-reduce"},

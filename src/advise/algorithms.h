@@ -17,7 +17,7 @@ enum class Algorithm {
   weight_grad_shard,      // mirrored, sharded reducer, Dense stacks: no gradient summed
   sharded_buckets,        // mirrored, sharded reducer: sum, update and share 1/N of buckets
   bucket_allreduce,       // mirrored, all-reduce reducer: buckets all-reduced, N full updates
-  deterministic_shards,   // mirrored, deterministic: fixed micro-shards, then sharded buckets
+  deterministic_shards,   // mirrored, deterministic: fixed micro-shards, then its reducer's buckets
   host_copies,            // tandem's host strategy: whole copies, sum and update on the host
   keras_multi_gpu_model,  // Keras's multi_gpu_model on GPUs (TensorFlow's dataflow overlap)
   ring_allreduce,         // replicas on GPUs: buckets all-reduced in a ring over links

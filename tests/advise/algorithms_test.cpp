@@ -166,6 +166,18 @@ TEST(Algorithms, EachAlgorithmCostsWhatItsCodeDoes) {
   // Two micro-shards of 32 rows, one after another, run at the 32-row rate.
   EXPECT_GT(deterministic.phases.at("compute"), shard.phases.at("compute"));
   EXPECT_GT(deterministic.step_seconds, allreduce.step_seconds);
+  // Its reducer after the micro-shards: each device's half of the update under the sharded
+  // reducer; with the all-reduce reducer, the all-reduce's buckets and the whole update on each
+  // device's own copy, after the same copies aside and tree sums (2 shards per device, at the
+  // warm rates of a profile without the cold ones).
+  EXPECT_NEAR(deterministic.phases.at("optimizer"), full_update / 2, 1e-9);
+  s.reducer = ReducerKind::allreduce;
+  const Prediction deterministic_allreduce = step(s);
+  const double bytes = 4.0 * s.model.params();
+  EXPECT_NEAR(deterministic_allreduce.phases.at("optimizer"), full_update, 1e-9);
+  EXPECT_NEAR(
+      deterministic_allreduce.phases.at("allreduce"),
+      2 * bytes / (10e9 * 0.7) + 2 * bytes / (30e9 * 0.7) + allreduce.phases.at("allreduce"), 1e-9);
   s = seed(2);
   s.strategy = StrategyKind::host;
   const Prediction host = step(s);
