@@ -417,6 +417,15 @@ bool gradients_evicted(const DeviceProfile& d, const ModelCost& m) {
   return d.cold_copy_bandwidth > 0 && outgrows_private_cache(d, m);
 }
 
+// Whether deterministic mode's copies and tree stay in the shared cache: one process, a
+// profile that timed them (device.deterministic_exchange) and knows the cache, and every
+// device's parameters, gradients and `local` copies of them fit it.
+bool exchange_in_shared_cache(const DeviceProfile& d, const Scenario& s, int local) {
+  const double bytes = 4.0 * static_cast<double>(s.model.params());
+  return !d.deterministic_exchange.empty() && s.ranks == 1 && d.shared_cache_bytes > 0 &&
+         s.devices * (local + 2) * bytes <= static_cast<double>(d.shared_cache_bytes);
+}
+
 // mirrored.cpp, deterministic_gradients: each device computes its micro-shards one after
 // another (shards / devices of them over all ranks, B / shards rows each), copies each
 // shard's gradients aside and sums them in a fixed tree (tree_sum) into its buffer.
@@ -432,6 +441,21 @@ Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
                                  backward_seconds(d, s.model, shard_rows, shares));
   const double share = memory_share(hw, s.devices);
   const double bytes = 4.0 * static_cast<double>(s.model.params());
+  if (exchange_in_shared_cache(d, s, local)) {
+    // The copies and the tree as calibrate timed them on the devices at once, per byte at
+    // the model's gradient bytes; the tree's reads and write scaled to `local` copies.
+    const auto per_byte = [&](auto seconds) {
+      return log_interpolated(
+          d.deterministic_exchange, bytes,
+          [](const ExchangeSeconds& e) { return static_cast<double>(e.bytes); },
+          [&](const ExchangeSeconds& e) { return seconds(e) / static_cast<double>(e.bytes); });
+    };
+    const double copy = per_byte([](const ExchangeSeconds& e) { return e.copy; });
+    const double tree = per_byte([](const ExchangeSeconds& e) { return e.tree; }) * (local + 1) /
+                        (d.deterministic_exchange_shards + 1);
+    p.phases["allreduce"] = local * bytes * copy + bytes * tree;
+    return p;
+  }
   if (d.cold_copy_bandwidth > 0) {
     // Each shard's gradients copied aside, then tree_sum of the `local` copies into the
     // replica's buffer (local reads and a write; a copy for one); for a model larger than the

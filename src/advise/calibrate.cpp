@@ -400,6 +400,23 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                       u.own, u.shard);
     }
   }
+  // Deterministic mode's copies and tree on every device at once, at gradient sizes from
+  // inside a core's cache (256 KiB) to 4 MiB, each device with its share of the default 4
+  // micro-shards.
+  std::vector<ExchangeSeconds> exchange;
+  json exchange_json = json::array();
+  std::string exchange_words;
+  const int exchange_shards = std::max(StrategyOptions{}.deterministic_shards / devices, 1);
+  if (devices > 1) {
+    std::vector<int64_t> sizes;
+    for (int64_t b = int64_t{256} << 10; b <= int64_t{4} << 20; b *= 2) sizes.push_back(b);
+    exchange = deterministic_exchange(sizes, devices, exchange_shards, 15);
+    for (const ExchangeSeconds& e : exchange) {
+      exchange_json.push_back({{"bytes", e.bytes}, {"copy", e.copy}, {"tree", e.tree}});
+      exchange_words += fmt::format("{}{} KiB {:.1f}/{:.1f}", exchange_words.empty() ? "" : "; ",
+                                    e.bytes >> 10, e.copy * 1e6, e.tree * 1e6);
+    }
+  }
   log << fmt::format(
       "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
       "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us\n"
@@ -409,6 +426,11 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
     log << fmt::format(
         "{} devices updating at once, over alone (own copies/shards of one buffer): {}\n", devices,
         contention_words);
+  }
+
+  if (!exchange.empty()) {
+    log << fmt::format("{} devices' deterministic exchange, us per copy/tree of {} copies: {}\n",
+                       devices, exchange_shards, exchange_words);
   }
 
   json profile = {
@@ -444,6 +466,11 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   if (!contention.empty()) {
     profile["device"]["update_contention"] = contention_json;
     profile["device"]["update_contention_devices"] = devices;
+  }
+  if (!exchange.empty()) {
+    profile["device"]["deterministic_exchange"] = exchange_json;
+    profile["device"]["deterministic_exchange_devices"] = devices;
+    profile["device"]["deterministic_exchange_shards"] = exchange_shards;
   }
   json sources = {
       {"device.dense_rates " + widths,
@@ -514,6 +541,14 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
         "alone) and its 1/{} of one shared buffer all read (shard, over alone / {}); the devices' "
         "mean timed, medians of 7 rounds, interleaved. Own/shard by parameter bytes: {}",
         devices, threads, threads == 1 ? "" : "s", devices, devices, contention_words);
+  }
+  if (!exchange.empty()) {
+    sources["device.deterministic_exchange"] = fmt::format(
+        "Measured: deterministic mode's exchange (mirrored.cpp, deterministic_gradients) on a "
+        "DeviceGroup of {} devices at once, each reading its parameters and writing its "
+        "gradients before copying them aside, {} times, then summing the copies in tree_sum; "
+        "the devices' mean, medians of 15 rounds. Microseconds per copy/tree by gradient bytes: {}",
+        devices, exchange_shards, exchange_words);
   }
   if (shared_cache > 0) {
     sources["device.shared_cache_bytes"] = fmt::format(

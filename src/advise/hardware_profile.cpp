@@ -378,6 +378,34 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
                         std::to_string(p.device.update_contention_devices));
     }
   }
+  if (dj.contains("deterministic_exchange")) {
+    const std::string where = d + ": deterministic_exchange";
+    if (!dj.at("deterministic_exchange").is_array() || dj.at("deterministic_exchange").empty()) {
+      throw ConfigError(where + " must be a non-empty array");
+    }
+    for (const json& c : dj.at("deterministic_exchange")) {
+      ExchangeSeconds e;
+      e.bytes = ascending(c, "bytes",
+                          p.device.deterministic_exchange.empty()
+                              ? 0
+                              : p.device.deterministic_exchange.back().bytes,
+                          where);
+      e.copy = positive(c, "copy", where);
+      e.tree = positive(c, "tree", where);
+      p.device.deterministic_exchange.push_back(e);
+    }
+    for (const char* key : {"deterministic_exchange_devices", "deterministic_exchange_shards"}) {
+      if (!dj.contains(key)) {
+        throw ConfigError(d + ": 'deterministic_exchange' needs '" + key + "'");
+      }
+    }
+    p.device.deterministic_exchange_devices = count(dj, "deterministic_exchange_devices", d, 1);
+    p.device.deterministic_exchange_shards = count(dj, "deterministic_exchange_shards", d, 1);
+    if (p.device.deterministic_exchange_devices < 2) {
+      throw ConfigError(d + ": 'deterministic_exchange_devices' must be 2 or more, got " +
+                        std::to_string(p.device.deterministic_exchange_devices));
+    }
+  }
   if (dj.contains("dense_rates")) {
     const std::string where = d + ": dense_rates";
     if (!dj.at("dense_rates").is_array()) throw ConfigError(where + " must be an array");

@@ -83,6 +83,16 @@ struct UpdateContention {
   double own = 1, shard = 1;
 };
 
+// Deterministic mode's exchange inside one process (mirrored.cpp, deterministic_gradients)
+// timed on several CPU devices at once for gradients of `bytes` float32 bytes (calibrate's
+// deterministic_exchange): `copy`, one micro-shard's gradients copied aside right after the
+// device wrote them, and `tree`, the fixed tree of the device's shard copies summed into its
+// gradient buffer; seconds, the devices' mean.
+struct ExchangeSeconds {
+  int64_t bytes = 0;
+  double copy = 0, tree = 0;
+};
+
 // One convolution shape (per sample: batch 1) timed on one device by calibrate: oneDNN's
 // forward, backward-data and backward-weights primitives (CpuBackend's conv2d_*), seconds
 // per sample at `batch` samples.
@@ -164,6 +174,12 @@ struct DeviceProfile {
   // its time alone however many devices update at once).
   std::vector<UpdateContention> update_contention;
   int update_contention_devices = 0;
+  // Deterministic mode's copies and tree on deterministic_exchange_devices devices at once,
+  // each summing deterministic_exchange_shards copies, at gradient sizes that fit the shared
+  // cache, ascending in bytes (profiles since 2026-12-04, later; empty: not measured, and the
+  // copies and tree take the rates of memory or of the warm probes).
+  std::vector<ExchangeSeconds> deterministic_exchange;
+  int deterministic_exchange_devices = 0, deterministic_exchange_shards = 0;
   // A CPU device: the threads it runs (what tandem train --devices 1 --threads-per-device N
   // runs); 0: not one (a GPU).
   int threads = 0;

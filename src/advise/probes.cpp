@@ -18,6 +18,7 @@
 #include "optim/optimizer_kernel.h"
 #include "parallel/bf16.h"
 #include "parallel/device_group.h"
+#include "parallel/shared_memory_communicator.h"
 #include "profile/phase_timer.h"
 #include "tandem/error.h"
 #include "tandem/optimizers.h"
@@ -280,6 +281,61 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
     if (!std::isfinite(read)) throw Error("update_contention: the parameters read back non-finite");
     const double a = median(alone);
     out.push_back({4 * n, median(own) / a, median(shard) * devices / a});
+  }
+  return out;
+}
+
+std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& bytes, int devices,
+                                                    int shards, int repeats) {
+  if (devices < 2 || shards < 1) {
+    throw Error("deterministic_exchange: 2 or more devices and 1 or more shards, got " +
+                std::to_string(devices) + " and " + std::to_string(shards));
+  }
+  DeviceGroup group(plan_devices(devices, 1));
+  std::vector<ExchangeSeconds> out;
+  for (const int64_t size : bytes) {
+    const int64_t n = std::max<int64_t>(size / 4, 16);
+    // Each device's parameters, gradients and shard copies.
+    std::vector<AlignedBuffer> params, grads;
+    std::vector<std::vector<AlignedBuffer>> copies(devices);
+    std::vector<std::vector<float*>> sources(devices);
+    for (int d = 0; d < devices; ++d) {
+      params.emplace_back(n);
+      grads.emplace_back(n);
+      std::fill(params[d].data(), params[d].data() + n, 0.5f);
+      for (int j = 0; j < shards; ++j) {
+        copies[d].emplace_back(n);
+        sources[d].push_back(copies[d].back().data());
+      }
+    }
+    std::vector<double> copy_each(devices), tree_each(devices), sinks(devices);
+    std::vector<double> copy, tree;
+    for (int r = 0; r < std::max(repeats, 1); ++r) {
+      group.run([&](int d) {
+        double seconds = 0, sum = 0;
+        for (int j = 0; j < shards; ++j) {
+          // Backward: a float of every parameter line read, every gradient written.
+          for (int64_t i = 0; i < n; i += 16) sum += params[d].data()[i];
+          std::fill(grads[d].data(), grads[d].data() + n, 1e-3f * static_cast<float>(j + r));
+          group.barrier().wait();
+          const auto start = Clock::now();
+          std::copy(grads[d].data(), grads[d].data() + n, sources[d][j]);
+          seconds += seconds_since(start);
+        }
+        group.barrier().wait();
+        const auto start = Clock::now();
+        tree_sum(sources[d], grads[d].data(), 0, n);
+        tree_each[d] = seconds_since(start);
+        copy_each[d] = seconds / shards;
+        sinks[d] += sum + grads[d].data()[n - 1];
+      });
+      copy.push_back(mean(copy_each));
+      tree.push_back(mean(tree_each));
+    }
+    double read = 0;
+    for (const double v : sinks) read += v;
+    if (!std::isfinite(read)) throw Error("deterministic_exchange: the sums read back non-finite");
+    out.push_back({4 * n, median(copy), median(tree)});
   }
   return out;
 }

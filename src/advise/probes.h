@@ -74,6 +74,16 @@ DeviceSync device_sync(int devices, int repeats);
 std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
                                                 int threads, int repeats);
 
+// Deterministic mode's exchange in one process (mirrored.cpp, deterministic_gradients) on a
+// DeviceGroup of `devices` (2 or more) devices at once, for gradients of each of `bytes`
+// (ascending): every device reads its parameters and writes its gradients (as backward leaves
+// them), copies them aside, and so for each of its `shards` micro-shards, then sums the copies
+// in the fixed tree (tree_sum) into its gradient buffer; the devices start each timed part
+// together. Seconds of one copy and of the tree, the devices' mean, medians of `repeats`
+// rounds.
+std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& bytes, int devices,
+                                                    int shards, int repeats);
+
 // The bfloat16 loops of MPI gradient compression (parallel/bf16.h, the functions the
 // communication thread calls) over `floats` floats on one thread: seconds per float of each,
 // best of `repeats`.

@@ -698,6 +698,68 @@ TEST(Algorithms, DeterministicRanksExchangeAsTheSweepTimedIt) {
               1e-15);
 }
 
+// Deterministic mode in one process, for a model whose devices' parameters, gradients and
+// shard copies all fit the cache the cores share: the copies aside and the tree as calibrate's
+// deterministic_exchange timed them, per byte at the model's gradient bytes (in log bytes
+// between its sizes), the tree scaled to the copies each device sums. Beyond the shared cache,
+// across MPI ranks, or without the probe or the cache's size: the rates before.
+TEST(Algorithms, DeterministicCopiesInTheSharedCacheTakeTheProbesTimes) {
+  HardwareProfile hw = cpu_profile();
+  hw.device.cold_copy_bandwidth = 5e9;
+  hw.device.cold_sum_bandwidth = 15e9;
+  hw.device.private_cache_bytes = 1 << 20;
+  hw.device.shared_cache_bytes = int64_t{32} << 20;
+  Scenario s = seed(2);
+  s.model = ModelCost::dense({784, 256, 256, 10});  // 1.07 MB: outgrows the 1 MiB L2
+  s.batch = 32;
+  s.deterministic = true;
+  const double bytes = 4.0 * static_cast<double>(s.model.params());
+  const auto exchange = [&](const HardwareProfile& h, const Scenario& sc) {
+    return simulate(h, sc, Algorithm::deterministic_shards).phases.at("allreduce");
+  };
+  // Without the probe: 2 copies at the cold copy rate, the tree's 2 reads and a write at the
+  // cold sum rate, each at the memory share, then the reducer's buckets.
+  const double before = exchange(hw, s);
+  const double buckets = before - 2 * bytes / (5e9 * 0.7) - 3 * bytes / (15e9 * 0.7);
+  HardwareProfile probed = hw;
+  probed.device.deterministic_exchange = {{int64_t{256} << 10, 10e-6, 20e-6},
+                                          {int64_t{4} << 20, 400e-6, 600e-6}};
+  probed.device.deterministic_exchange_devices = 2;
+  probed.device.deterministic_exchange_shards = 2;
+  const double t = std::log(bytes / (256 << 10)) / std::log(16.0);
+  const double small = 256 << 10, large = 4 << 20;
+  const double copy = 10e-6 / small + t * (400e-6 / large - 10e-6 / small);
+  const double tree = 20e-6 / small + t * (600e-6 / large - 20e-6 / small);
+  EXPECT_NEAR(exchange(probed, s), 2 * bytes * copy + bytes * tree + buckets, 1e-12);
+  EXPECT_LT(exchange(probed, s), before);  // these times are faster than memory's
+  // 8 micro-shards: 4 copies per device, the tree's 4 reads and a write over the probe's 3.
+  Scenario eight = s;
+  eight.deterministic_shards = 8;
+  HardwareProfile unprobed_eight = hw;
+  const double buckets_eight =
+      exchange(unprobed_eight, eight) - 4 * bytes / (5e9 * 0.7) - 5 * bytes / (15e9 * 0.7);
+  EXPECT_NEAR(exchange(probed, eight), 4 * bytes * copy + bytes * tree * 5 / 3 + buckets_eight,
+              1e-12);
+  // 2 x (2 copies + gradients + parameters) x 1.07 MB = 8.6 MB: an 8 MiB cache does not hold
+  // them, and the rates before apply.
+  HardwareProfile small_cache = probed;
+  small_cache.device.shared_cache_bytes = int64_t{8} << 20;
+  EXPECT_EQ(exchange(small_cache, s), before);
+  HardwareProfile unknown = probed;
+  unknown.device.shared_cache_bytes = 0;
+  EXPECT_EQ(exchange(unknown, s), before);
+  // The seed model (51 MB) is far beyond the cache.
+  Scenario large_model = seed(2);
+  large_model.deterministic = true;
+  EXPECT_EQ(exchange(probed, large_model), exchange(hw, large_model));
+  // Across MPI ranks the probe does not apply (it timed the devices of one process).
+  Scenario ranks = s;
+  ranks.devices = 1;
+  ranks.ranks = 2;
+  EXPECT_EQ(simulate(probed, ranks, Algorithm::hierarchical).phases.at("allreduce"),
+            simulate(hw, ranks, Algorithm::hierarchical).phases.at("allreduce"));
+}
+
 }  // namespace
 }  // namespace tandem::detail
 

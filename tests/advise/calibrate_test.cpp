@@ -63,6 +63,24 @@ TEST(Calibrate, UpdateContentionIsMeasuredAtEachSize) {
   test::expect_error<Error>([] { update_contention({4096}, 1, 1, 1); }, {"2 or more devices"});
 }
 
+// Deterministic mode's exchange on several devices at once: one entry per size asked,
+// ascending, in whole floats, the copy's and the tree's seconds positive and finite; fewer
+// than 2 devices, or no copies, are refused.
+TEST(Calibrate, TheDeterministicExchangeIsMeasuredAtEachSize) {
+  const auto exchange = deterministic_exchange({4096, 65539}, 2, 2, 3);
+  ASSERT_EQ(exchange.size(), 2u);
+  EXPECT_EQ(exchange[0].bytes, 4096);
+  EXPECT_EQ(exchange[1].bytes, 65536);
+  for (const auto& e : exchange) {
+    for (const double seconds : {e.copy, e.tree}) {
+      EXPECT_GT(seconds, 0);
+      EXPECT_TRUE(std::isfinite(seconds));
+    }
+  }
+  test::expect_error<Error>([] { deterministic_exchange({4096}, 1, 2, 1); }, {"2 or more devices"});
+  test::expect_error<Error>([] { deterministic_exchange({4096}, 2, 0, 1); }, {"1 or more shards"});
+}
+
 // The shared cache's size is sysfs's level 3 entry among cpu0's caches, in K or M; none, or a
 // size it cannot read, is 0 (the model then keeps its rules without it).
 TEST(Calibrate, TheSharedCacheIsSysfsLevelThree) {

@@ -252,6 +252,46 @@ TEST(HardwareProfileFile, SharedCacheAndUpdateContentionAreReadAndChecked) {
                       });
 }
 
+// device.deterministic_exchange with its devices and shards: read back as written; absent in
+// older profiles; malformed ones refused naming the field.
+TEST(HardwareProfileFile, TheDeterministicExchangeIsReadAndChecked) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["device"]["deterministic_exchange"] = {{{"bytes", 262144}, {"copy", 7e-6}, {"tree", 1.2e-5}},
+                                           {{"bytes", 4194304}, {"copy", 3e-4}, {"tree", 4.8e-4}}};
+  j["device"]["deterministic_exchange_devices"] = 2;
+  j["device"]["deterministic_exchange_shards"] = 2;
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  ASSERT_EQ(hw.device.deterministic_exchange.size(), 2u);
+  EXPECT_EQ(hw.device.deterministic_exchange_devices, 2);
+  EXPECT_EQ(hw.device.deterministic_exchange_shards, 2);
+  EXPECT_EQ(hw.device.deterministic_exchange[0].bytes, 262144);
+  EXPECT_DOUBLE_EQ(hw.device.deterministic_exchange[0].copy, 7e-6);
+  EXPECT_DOUBLE_EQ(hw.device.deterministic_exchange[0].tree, 1.2e-5);
+  EXPECT_EQ(hw.device.deterministic_exchange[1].bytes, 4194304);
+  EXPECT_DOUBLE_EQ(hw.device.deterministic_exchange[1].copy, 3e-4);
+  EXPECT_DOUBLE_EQ(hw.device.deterministic_exchange[1].tree, 4.8e-4);
+  const HardwareProfile shipped =
+      load_hardware_profile(write_profile(dir, shipped_profile("this-machine-cpu")));
+  EXPECT_TRUE(shipped.device.deterministic_exchange.empty());
+  expect_each_refused(dir, j, "/device/deterministic_exchange", "deterministic_exchange",
+                      {
+                          {[](json& c) { c = json::array(); }, "must be a non-empty array"},
+                          {[](json& c) { c[1]["bytes"] = 262144; }, "must ascend in 'bytes'"},
+                          {[](json& c) { c[0]["copy"] = 0; }, "'copy' must be > 0"},
+                          {[](json& c) { c[1].erase("tree"); }, "missing number 'tree'"},
+                      });
+  expect_each_refused(dir, j, "/device", "deterministic_exchange",
+                      {
+                          {[](json& d) { d.erase("deterministic_exchange_devices"); },
+                           "needs 'deterministic_exchange_devices'"},
+                          {[](json& d) { d.erase("deterministic_exchange_shards"); },
+                           "needs 'deterministic_exchange_shards'"},
+                          {[](json& d) { d["deterministic_exchange_devices"] = 1; }, "2 or more"},
+                          {[](json& d) { d["deterministic_exchange_shards"] = 0; }, "whole number"},
+                      });
+}
+
 // A dense model's measured steps (dense_rates[].points), with or without their update's
 // seconds: read back ascending; malformed ones refused naming the file and the field; an
 // entry without them keeps its line.

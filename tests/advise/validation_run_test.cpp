@@ -360,6 +360,9 @@ constexpr int kHeldOutContentionCpu = 7, kHeldOutContentionCpuBefore = 11;
 // held out from that rule (held_out_layers), missed in most with this model, and with the shared
 // cache's size removed from their profiles.
 constexpr int kHeldOutLayersCpu = 4, kHeldOutLayersCpuNoCache = 5;
+// held_out_exchange: deterministic copies and tree at the probe's times inside the shared
+// cache (1 in most runs), and without the probe (3).
+constexpr int kHeldOutExchangeCpu = 1, kHeldOutExchangeCpuNoProbe = 3;
 
 // Each measured step's update (dense_rates[].points and ranks_points) times `factor`; 0
 // removes it (the model before: every model at the seed's update rate).
@@ -556,6 +559,26 @@ TEST(ValidationRun, TheSharedCacheRulesOnAFreshHeldOutSet) {
     p["device"].erase("shared_cache_bytes");
   };
   EXPECT_GE(compare_repeated("cpu", no_cache, dir).missed_now, kHeldOutLayersCpuNoCache);
+}
+
+// Three runs measured after deterministic mode's exchange was timed on the devices at once
+// (calibrate's deterministic_exchange), chosen on earlier runs: within the bound with the
+// probe, and the small model's deterministic steps missed without it.
+TEST(ValidationRun, DeterministicCopiesInTheSharedCacheOnAFreshHeldOutSet) {
+  const std::string dir = "repeated/held_out_exchange";
+  const RepeatedOutcome now = compare_repeated(
+      "cpu", [](json&) {}, dir);
+  EXPECT_EQ(now.configurations, 112);
+  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
+  EXPECT_LE(now.missed_now, kHeldOutExchangeCpu);
+  const auto no_probe = [](json& p) {
+    ASSERT_TRUE(p["device"].contains("deterministic_exchange"));
+    for (const char* key : {"deterministic_exchange", "deterministic_exchange_devices",
+                            "deterministic_exchange_shards"}) {
+      p["device"].erase(key);
+    }
+  };
+  EXPECT_GE(compare_repeated("cpu", no_probe, dir).missed_now, kHeldOutExchangeCpuNoProbe);
 }
 
 TEST(ValidationRun, EachModelsUpdateIsPredictedFromItsOwnMeasuredSteps) {

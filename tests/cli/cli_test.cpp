@@ -402,6 +402,17 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     EXPECT_GT(contention[i].at("own").get<double>(), 0);
     EXPECT_GT(contention[i].at("shard").get<double>(), 0);
   }
+  // Deterministic mode's copies and tree on the 2 devices at once, 2 copies each (the
+  // default 4 micro-shards over 2 devices), at 256 KiB to 4 MiB of gradients.
+  EXPECT_EQ(j.at("device").at("deterministic_exchange_devices"), 2);
+  EXPECT_EQ(j.at("device").at("deterministic_exchange_shards"), 2);
+  const auto& exchange = j.at("device").at("deterministic_exchange");
+  ASSERT_EQ(exchange.size(), 5u);
+  for (size_t i = 0; i < exchange.size(); ++i) {
+    EXPECT_EQ(exchange[i].at("bytes").get<int64_t>(), int64_t{256} << (10 + i));
+    EXPECT_GT(exchange[i].at("copy").get<double>(), 0);
+    EXPECT_GT(exchange[i].at("tree").get<double>(), 0);
+  }
   // The shared cache's size exactly where the system gives one, with where it came from.
   const int64_t shared_cache = tandem::detail::shared_cache_bytes();
   ASSERT_EQ(j.at("device").contains("shared_cache_bytes"), shared_cache > 0);
@@ -472,7 +483,8 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
         "device.conv_flops, device.conv_step_scale", "device.pool_scale", "host.memory_bandwidth",
         "host_device", "device_device", "device.concurrent_memory_share",
         "device.fork_join, device.barrier", "device.bf16_loops", "device.update_contention",
-        "device.dense_rates 784-256-10", "device.cold_copy_bandwidth, device.cold_sum_bandwidth",
+        "device.deterministic_exchange", "device.dense_rates 784-256-10",
+        "device.cold_copy_bandwidth, device.cold_sum_bandwidth",
         "device.dense_rates 784-512-128-10", "device.dense_rates 784-512-128-10 weight_grad_gemms",
         "device.dense_rates 784-256-10 weight_grad_gemms"}) {
     ASSERT_TRUE(j.at("sources").contains(source)) << source;
