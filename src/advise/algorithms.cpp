@@ -419,11 +419,13 @@ bool gradients_evicted(const DeviceProfile& d, const ModelCost& m) {
 
 // Whether deterministic mode's copies and tree stay in the shared cache: one process, a
 // profile that timed them (device.deterministic_exchange) and knows the cache, and every
-// device's parameters, gradients and `local` copies of them fit it.
+// device's parameters, gradients and `local` copies of them fit it, at a gradient size no
+// larger than the largest it timed (beyond that the probe says nothing).
 bool exchange_in_shared_cache(const DeviceProfile& d, const Scenario& s, int local) {
   const double bytes = 4.0 * static_cast<double>(s.model.params());
   return !d.deterministic_exchange.empty() && s.ranks == 1 && d.shared_cache_bytes > 0 &&
-         s.devices * (local + 2) * bytes <= static_cast<double>(d.shared_cache_bytes);
+         s.devices * (local + 2) * bytes <= static_cast<double>(d.shared_cache_bytes) &&
+         bytes <= static_cast<double>(d.deterministic_exchange.back().bytes);
 }
 
 // mirrored.cpp, deterministic_gradients: each device computes its micro-shards one after

@@ -400,16 +400,16 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                       u.own, u.shard);
     }
   }
-  // Deterministic mode's copies and tree on every device at once, at gradient sizes from
-  // inside a core's cache (256 KiB) to 4 MiB, each device with its share of the default 4
-  // micro-shards.
+  // Deterministic mode's copies and tree on every device at once, each device with its share
+  // of the default 4 micro-shards, at gradient sizes from inside a core's cache (256 KiB) to
+  // the largest whose buffers fit the shared cache (exchange_sizes).
   std::vector<ExchangeSeconds> exchange;
   json exchange_json = json::array();
   std::string exchange_words;
   const int exchange_shards = std::max(StrategyOptions{}.deterministic_shards / devices, 1);
   if (devices > 1) {
-    std::vector<int64_t> sizes;
-    for (int64_t b = int64_t{256} << 10; b <= int64_t{4} << 20; b *= 2) sizes.push_back(b);
+    const std::vector<int64_t> sizes =
+        exchange_sizes(shared_cache_bytes(), devices, exchange_shards);
     exchange = deterministic_exchange(sizes, devices, exchange_shards, 15);
     for (const ExchangeSeconds& e : exchange) {
       exchange_json.push_back({{"bytes", e.bytes}, {"copy", e.copy}, {"tree", e.tree}});

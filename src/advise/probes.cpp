@@ -340,6 +340,19 @@ std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& 
   return out;
 }
 
+std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shards) {
+  const int64_t smallest = int64_t{256} << 10;
+  const int64_t fits = shared_cache > 0
+                           ? shared_cache / (std::max(devices, 1) * (std::max(shards, 1) + 2))
+                           : int64_t{4} << 20;
+  // Whole 4 KiB pages, within [256 KiB, 256 MiB].
+  const int64_t largest = std::clamp(fits / 4096 * 4096, smallest, int64_t{256} << 20);
+  std::vector<int64_t> sizes;
+  for (int64_t b = smallest; b <= largest; b *= 2) sizes.push_back(b);
+  if (sizes.back() < largest) sizes.push_back(largest);
+  return sizes;
+}
+
 Bf16LoopSeconds bf16_loop_seconds(int64_t floats, int repeats) {
   const int64_t n = std::max<int64_t>(floats, 1);
   AlignedBuffer a(n);

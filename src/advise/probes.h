@@ -84,6 +84,13 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
 std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& bytes, int devices,
                                                     int shards, int repeats);
 
+// The gradient sizes calibrate times deterministic_exchange at for `devices` devices with
+// `shards` micro-shards each: powers of two from 256 KiB up to the largest size whose
+// parameters, gradients and copies on every device fit `shared_cache` bytes (devices x
+// (shards + 2) x size), and that size itself; up to 4 MiB where the cache is unknown (0), and
+// never over 256 MiB. Ascending.
+std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shards);
+
 // The bfloat16 loops of MPI gradient compression (parallel/bf16.h, the functions the
 // communication thread calls) over `floats` floats on one thread: seconds per float of each,
 // best of `repeats`.

@@ -752,6 +752,22 @@ TEST(Algorithms, DeterministicCopiesInTheSharedCacheTakeTheProbesTimes) {
   Scenario large_model = seed(2);
   large_model.deterministic = true;
   EXPECT_EQ(exchange(probed, large_model), exchange(hw, large_model));
+  // In a cache that holds it (a 512 MiB level 3), a model beyond the probe's largest size
+  // keeps the rates before (the probe says nothing there); timed at its size, it takes them.
+  HardwareProfile big_cache = probed;
+  big_cache.device.shared_cache_bytes = int64_t{512} << 20;
+  EXPECT_EQ(exchange(big_cache, large_model), exchange(hw, large_model));
+  big_cache.device.deterministic_exchange.push_back({int64_t{64} << 20, 20e-3, 30e-3});
+  const double seed_bytes = 4.0 * static_cast<double>(large_model.model.params());
+  const double u = std::log(seed_bytes / large) / std::log(16.0);
+  const double seed_copy = 400e-6 / large + u * (20e-3 / (64 << 20) - 400e-6 / large);
+  const double seed_tree = 600e-6 / large + u * (30e-3 / (64 << 20) - 600e-6 / large);
+  HardwareProfile big_unprobed = big_cache;
+  big_unprobed.device.deterministic_exchange.clear();
+  const double seed_buckets = exchange(big_unprobed, large_model) - 2 * seed_bytes / (5e9 * 0.7) -
+                              3 * seed_bytes / (15e9 * 0.7);
+  EXPECT_NEAR(exchange(big_cache, large_model),
+              2 * seed_bytes * seed_copy + seed_bytes * seed_tree + seed_buckets, 1e-9);
   // Across MPI ranks the probe does not apply (it timed the devices of one process).
   Scenario ranks = s;
   ranks.devices = 1;

@@ -81,6 +81,32 @@ TEST(Calibrate, TheDeterministicExchangeIsMeasuredAtEachSize) {
   test::expect_error<Error>([] { deterministic_exchange({4096}, 2, 0, 1); }, {"1 or more shards"});
 }
 
+// The exchange is timed from 256 KiB up to the largest gradients whose buffers on every device
+// (parameters, gradients, a copy per micro-shard) fit the shared cache, that size included;
+// up to 4 MiB where the cache is unknown; whole pages, never over 256 MiB.
+TEST(Calibrate, TheDeterministicExchangeIsTimedUpToTheSharedCache) {
+  const auto pow2 = [](int64_t from, int64_t to) {
+    std::vector<int64_t> v;
+    for (int64_t b = from; b <= to; b *= 2) v.push_back(b);
+    return v;
+  };
+  const int64_t KiB = 1024, MiB = KiB * KiB;
+  // A 32 MiB cache over 2 devices x (2 copies + 2): 4 MiB, a power of two.
+  EXPECT_EQ(exchange_sizes(32 * MiB, 2, 2), pow2(256 * KiB, 4 * MiB));
+  EXPECT_EQ(exchange_sizes(0, 2, 2), pow2(256 * KiB, 4 * MiB));
+  // 480 MiB: 60 MiB, after the powers of two to 32 MiB.
+  std::vector<int64_t> xeon = pow2(256 * KiB, 32 * MiB);
+  xeon.push_back(60 * MiB);
+  EXPECT_EQ(exchange_sizes(480 * MiB, 2, 2), xeon);
+  // 4 devices with 1 copy each: 480 MiB / 12 = 40 MiB.
+  EXPECT_EQ(exchange_sizes(480 * MiB, 4, 1).back(), 40 * MiB);
+  // Not a whole page: rounded down to one.
+  EXPECT_EQ(exchange_sizes(24 * MiB + 8 * 4096 * 8 + 100, 2, 2).back(), 3 * MiB + 32 * KiB);
+  // A cache smaller than 256 KiB per buffer still times 256 KiB; a huge one stops at 256 MiB.
+  EXPECT_EQ(exchange_sizes(1 * MiB, 2, 2), std::vector<int64_t>{256 * KiB});
+  EXPECT_EQ(exchange_sizes(int64_t{16} << 30, 2, 2).back(), 256 * MiB);
+}
+
 // The shared cache's size is sysfs's level 3 entry among cpu0's caches, in K or M; none, or a
 // size it cannot read, is 0 (the model then keeps its rules without it).
 TEST(Calibrate, TheSharedCacheIsSysfsLevelThree) {

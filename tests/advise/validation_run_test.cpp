@@ -363,6 +363,9 @@ constexpr int kHeldOutLayersCpu = 4, kHeldOutLayersCpuNoCache = 5;
 // held_out_exchange: deterministic copies and tree at the probe's times inside the shared
 // cache (1 in most runs), and without the probe (3).
 constexpr int kHeldOutExchangeCpu = 1, kHeldOutExchangeCpuNoProbe = 3;
+// held_out_exchange_xeon: the same on the Xeon, the probe timed up to the shared cache (9 in
+// most runs), and as e26ceb0 took it, up to 4 MiB with 4 MiB's times for any larger model (11).
+constexpr int kHeldOutExchangeXeonCpu = 9, kHeldOutExchangeXeonCpuTo4MiB = 11;
 
 // Each measured step's update (dense_rates[].points and ranks_points) times `factor`; 0
 // removes it (the model before: every model at the seed's update rate).
@@ -579,6 +582,33 @@ TEST(ValidationRun, DeterministicCopiesInTheSharedCacheOnAFreshHeldOutSet) {
     }
   };
   EXPECT_GE(compare_repeated("cpu", no_probe, dir).missed_now, kHeldOutExchangeCpuNoProbe);
+}
+
+// Three runs on the Xeon (a 480 MiB level 3, which holds every model's deterministic buffers)
+// after calibrate timed the exchange up to the largest size that fits it: within the bound,
+// and with the probe cut to 4 MiB and its 4 MiB times taken for the larger models (the rule
+// before) the seed's deterministic steps at 32 and 128 miss.
+TEST(ValidationRun, TheDeterministicExchangeTimedUpToTheSharedCacheOnTheXeon) {
+  const std::string dir = "repeated/held_out_exchange_xeon";
+  const RepeatedOutcome now = compare_repeated(
+      "cpu", [](json&) {}, dir);
+  EXPECT_EQ(now.configurations, 112);
+  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
+  EXPECT_LE(now.missed_now, kHeldOutExchangeXeonCpu);
+  const auto to_4_mib = [](json& p) {
+    json cut = json::array();
+    for (const json& e : p.at("device").at("deterministic_exchange")) {
+      if (e.at("bytes").get<int64_t>() <= int64_t{4} << 20) cut.push_back(e);
+    }
+    ASSERT_LT(cut.size(), p["device"]["deterministic_exchange"].size());
+    const json last = cut.back();
+    const double far = std::ldexp(1.0, 40), scale = far / last.at("bytes").get<double>();
+    cut.push_back({{"bytes", static_cast<int64_t>(far)},
+                   {"copy", last.at("copy").get<double>() * scale},
+                   {"tree", last.at("tree").get<double>() * scale}});
+    p["device"]["deterministic_exchange"] = cut;
+  };
+  EXPECT_GE(compare_repeated("cpu", to_4_mib, dir).missed_now, kHeldOutExchangeXeonCpuTo4MiB);
 }
 
 TEST(ValidationRun, EachModelsUpdateIsPredictedFromItsOwnMeasuredSteps) {
