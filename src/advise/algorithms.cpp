@@ -503,11 +503,16 @@ Prediction host_copies(const HardwareProfile& hw, const Scenario& s) {
   const double params = static_cast<double>(s.model.params());
   Prediction p = cpu_step_start(hw, s, rows);
   p.phases["compute"] += backward_seconds(d, s.model, rows, devices_share(hw, s));
+  // For a model larger than the core's cache, at the rates of memory the caches no longer
+  // hold: the update streamed the weights it wrote (and the gradients and state) before the
+  // next step copies them, and backward streamed the whole model before the sum.
+  const bool cold = gradients_evicted(d, s.model);
+  const double copy = cold ? d.cold_copy_bandwidth : hw.host_device.bandwidth;
+  const double sum = cold ? d.cold_sum_bandwidth : hw.host_memory_bandwidth;
   p.phases["weights_to_devices"] =
-      4.0 * params / (hw.host_device.bandwidth * memory_share(hw, n)) + hw.host_device.latency;
+      4.0 * params / (copy * memory_share(hw, n)) + hw.host_device.latency;
   // tree_sum of n buffers into one, 1/n of it per device: n reads and a write of each float.
-  p.phases["gradients_to_host"] =
-      (n + 1) * 4.0 * params / n / (hw.host_memory_bandwidth * memory_share(hw, n));
+  p.phases["gradients_to_host"] = (n + 1) * 4.0 * params / n / (sum * memory_share(hw, n));
   // The update on the devices' cores as a device's own (its model's measured update), else at
   // the host's update rate.
   p.phases["host_update"] = measured_update_seconds(d, rows) > 0

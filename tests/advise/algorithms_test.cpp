@@ -187,6 +187,25 @@ TEST(Algorithms, EachAlgorithmCostsWhatItsCodeDoes) {
   EXPECT_NEAR(host.phases.at("gradients_to_host"), 3 * 4.0 * s.model.params() / 2 / (30e9 * 0.7),
               1e-9);
   EXPECT_GT(host.phases.at("overhead"), 3 * hw.device.fork_join - 1e-12);
+  // With the cold rates measured and a core's cache the model outgrows, the copy and the sum
+  // run at them (the update and backward streamed the whole model before each); a model that
+  // fits the core's cache keeps the warm rates.
+  HardwareProfile cold = hw;
+  cold.device.cold_copy_bandwidth = 5e9;
+  cold.device.cold_sum_bandwidth = 15e9;
+  cold.device.private_cache_bytes = 2 << 20;
+  const Prediction host_cold = simulate(cold, s, Algorithm::host_copies);
+  EXPECT_NEAR(host_cold.phases.at("weights_to_devices"),
+              4.0 * s.model.params() / (5e9 * 0.7) + 0.3e-6, 1e-9);
+  EXPECT_NEAR(host_cold.phases.at("gradients_to_host"),
+              3 * 4.0 * s.model.params() / 2 / (15e9 * 0.7), 1e-9);
+  Scenario small = s;
+  small.model = ModelCost::dense({784, 256, 256, 10});  // 1.07 MB: fits the 2 MiB cache
+  const Prediction small_cold = simulate(cold, small, Algorithm::host_copies);
+  EXPECT_NEAR(small_cold.phases.at("weights_to_devices"),
+              4.0 * small.model.params() / (10e9 * 0.7) + 0.3e-6, 1e-12);
+  EXPECT_NEAR(small_cold.phases.at("gradients_to_host"),
+              3 * 4.0 * small.model.params() / 2 / (30e9 * 0.7), 1e-12);
   // bf16 across ranks pays packing: on a link as fast as memory it is slower than float32.
   s = seed(1);
   s.ranks = 2;
