@@ -400,6 +400,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                       u.own, u.shard);
     }
   }
+  const int64_t shared_cache = shared_cache_bytes();
   // Deterministic mode's copies and tree on every device at once, each device with its share
   // of the default 4 micro-shards, at gradient sizes from inside a core's cache (256 KiB) to
   // the largest whose buffers fit the shared cache (exchange_sizes).
@@ -408,8 +409,7 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   std::string exchange_words;
   const int exchange_shards = std::max(StrategyOptions{}.deterministic_shards / devices, 1);
   if (devices > 1) {
-    const std::vector<int64_t> sizes =
-        exchange_sizes(shared_cache_bytes(), devices, exchange_shards);
+    const std::vector<int64_t> sizes = exchange_sizes(shared_cache, devices, exchange_shards);
     exchange = deterministic_exchange(sizes, devices, exchange_shards, 15);
     for (const ExchangeSeconds& e : exchange) {
       exchange_json.push_back({{"bytes", e.bytes}, {"copy", e.copy}, {"tree", e.tree}});
@@ -461,7 +461,6 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
       {"host_device", {{"bandwidth", copy}, {"latency", latency}, {"devices_per_link", 1}}},
       {"device_device", {{"bandwidth", sum}, {"latency", latency}}}};
   if (private_cache_bytes() > 0) profile["device"]["private_cache_bytes"] = private_cache_bytes();
-  const int64_t shared_cache = shared_cache_bytes();
   if (shared_cache > 0) profile["device"]["shared_cache_bytes"] = shared_cache;
   if (!contention.empty()) {
     profile["device"]["update_contention"] = contention_json;

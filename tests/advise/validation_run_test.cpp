@@ -325,6 +325,19 @@ RepeatedOutcome compare_repeated(const std::string& kind, const std::function<vo
   return o;
 }
 
+// A CPU held-out set of three runs (`dir`): 112 configurations, none that agreed in most runs
+// misses now, at most `at_most` miss in most runs, and with `before` applied to every profile
+// (the model the set was held out against) at least `before_at_least` do.
+void expect_held_out_cpu_set(const std::string& dir, int at_most,
+                             const std::function<void(json&)>& before, int before_at_least) {
+  const RepeatedOutcome now = compare_repeated(
+      "cpu", [](json&) {}, dir);
+  EXPECT_EQ(now.configurations, 112);
+  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
+  EXPECT_LE(now.missed_now, at_most);
+  EXPECT_GE(compare_repeated("cpu", before, dir).missed_now, before_at_least);
+}
+
 // The held-out runs' known misses by majority, and how many configurations that agree now
 // the line would miss (docs/SCALING.md, "The rate at few rows").
 constexpr int kHeldOutRowsMpiKnown = 15, kHeldOutRowsMpiLine = 4;
@@ -535,11 +548,6 @@ TEST(ValidationRun, ASecondCpusHeldOutRunsAgreeByMajority) {
 // misses, the misses in most runs are bounded, and the model without those figures misses more.
 TEST(ValidationRun, TheUpdatesContentionHeldOutOnTheSecondCpu) {
   const std::string dir = "repeated/held_out_contention";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_LE(now.missed_now, kHeldOutContentionCpu);
   const auto before = [](json& p) {
     for (const char* key :
          {"shared_cache_bytes", "update_contention", "update_contention_devices"}) {
@@ -547,7 +555,7 @@ TEST(ValidationRun, TheUpdatesContentionHeldOutOnTheSecondCpu) {
       p["device"].erase(key);
     }
   };
-  EXPECT_GE(compare_repeated("cpu", before, dir).missed_now, kHeldOutContentionCpuBefore);
+  expect_held_out_cpu_set(dir, kHeldOutContentionCpu, before, kHeldOutContentionCpuBefore);
 }
 
 // Three more runs on the Zen 4, held out from the shared cache's rules (adf137e) and from the
@@ -556,16 +564,11 @@ TEST(ValidationRun, TheUpdatesContentionHeldOutOnTheSecondCpu) {
 // bounded, and without the cache's size the model misses more.
 TEST(ValidationRun, TheSharedCacheRulesOnAFreshHeldOutSet) {
   const std::string dir = "repeated/held_out_layers";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_LE(now.missed_now, kHeldOutLayersCpu);
   const auto no_cache = [](json& p) {
     ASSERT_TRUE(p["device"].contains("shared_cache_bytes"));
     p["device"].erase("shared_cache_bytes");
   };
-  EXPECT_GE(compare_repeated("cpu", no_cache, dir).missed_now, kHeldOutLayersCpuNoCache);
+  expect_held_out_cpu_set(dir, kHeldOutLayersCpu, no_cache, kHeldOutLayersCpuNoCache);
 }
 
 // Three runs measured after deterministic mode's exchange was timed on the devices at once
@@ -573,11 +576,6 @@ TEST(ValidationRun, TheSharedCacheRulesOnAFreshHeldOutSet) {
 // probe, and the small model's deterministic steps missed without it.
 TEST(ValidationRun, DeterministicCopiesInTheSharedCacheOnAFreshHeldOutSet) {
   const std::string dir = "repeated/held_out_exchange";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_LE(now.missed_now, kHeldOutExchangeCpu);
   const auto no_probe = [](json& p) {
     ASSERT_TRUE(p["device"].contains("deterministic_exchange"));
     for (const char* key : {"deterministic_exchange", "deterministic_exchange_devices",
@@ -585,7 +583,7 @@ TEST(ValidationRun, DeterministicCopiesInTheSharedCacheOnAFreshHeldOutSet) {
       p["device"].erase(key);
     }
   };
-  EXPECT_GE(compare_repeated("cpu", no_probe, dir).missed_now, kHeldOutExchangeCpuNoProbe);
+  expect_held_out_cpu_set(dir, kHeldOutExchangeCpu, no_probe, kHeldOutExchangeCpuNoProbe);
 }
 
 // Three runs on the Xeon (a 480 MiB level 3, which holds every model's deterministic buffers)
@@ -594,11 +592,6 @@ TEST(ValidationRun, DeterministicCopiesInTheSharedCacheOnAFreshHeldOutSet) {
 // before) the seed's deterministic steps at 32 and 128 miss.
 TEST(ValidationRun, TheDeterministicExchangeTimedUpToTheSharedCacheOnTheXeon) {
   const std::string dir = "repeated/held_out_exchange_xeon";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_LE(now.missed_now, kHeldOutExchangeXeonCpu);
   const auto to_4_mib = [](json& p) {
     json cut = json::array();
     for (const json& e : p.at("device").at("deterministic_exchange")) {
@@ -612,7 +605,7 @@ TEST(ValidationRun, TheDeterministicExchangeTimedUpToTheSharedCacheOnTheXeon) {
                    {"tree", last.at("tree").get<double>() * scale}});
     p["device"]["deterministic_exchange"] = cut;
   };
-  EXPECT_GE(compare_repeated("cpu", to_4_mib, dir).missed_now, kHeldOutExchangeXeonCpuTo4MiB);
+  expect_held_out_cpu_set(dir, kHeldOutExchangeXeonCpu, to_4_mib, kHeldOutExchangeXeonCpuTo4MiB);
 }
 
 // Three runs on the Xeon after the host strategy's weight copy and gradient sum took the cold
@@ -622,16 +615,11 @@ TEST(ValidationRun, TheDeterministicExchangeTimedUpToTheSharedCacheOnTheXeon) {
 // deep model's host steps at 32 miss.
 TEST(ValidationRun, TheHostsCopiesAtTheColdRatesOnAFreshHeldOutSet) {
   const std::string dir = "repeated/held_out_host_xeon";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_LE(now.missed_now, kHeldOutHostXeonCpu);
   const auto warm = [](json& p) {
     p["device"]["cold_copy_bandwidth"] = p.at("host_device").at("bandwidth");
     p["device"]["cold_sum_bandwidth"] = p.at("host").at("memory_bandwidth");
   };
-  EXPECT_GE(compare_repeated("cpu", warm, dir).missed_now, kHeldOutHostXeonCpuWarm);
+  expect_held_out_cpu_set(dir, kHeldOutHostXeonCpu, warm, kHeldOutHostXeonCpuWarm);
 }
 
 TEST(ValidationRun, EachModelsUpdateIsPredictedFromItsOwnMeasuredSteps) {
