@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Two tandem binaries on one model's training step, interleaved: the second epoch's
-# seconds per step (--metrics-json) on one device of one thread, ROUNDS rounds, then each
-# batch's median, range and old/new ratio. Rounds alternate which binary runs first; run it
+# seconds per step (--metrics-json) on DEVICES devices (default 1) of one thread each under
+# STRATEGY (default mirrored), ROUNDS rounds, then each batch's median, range and old/new
+# ratio. Rounds alternate which binary runs first; run it
 # with the same binary twice to see the machine's own spread. MODEL: a built-in model or a
 # saved one (train --model), or dense:W,W,... for an MLP of those hidden widths (--layers).
 #   bench/ab_convnet_step.sh OLD_TANDEM NEW_TANDEM [MODEL] [ROUNDS] [BATCHES...]
 set -euo pipefail
 old="$1" new="$2" model="${3:-mnist-convnet}" rounds="${4:-5}"
+devices="${DEVICES:-1}" strategy="${STRATEGY:-mirrored}"
 batches=("${@:5}")
 ((${#batches[@]})) || batches=(64 128)
 model_args=(--model "$model")
@@ -19,7 +21,8 @@ for ((round = 1; round <= rounds; ++round)); do
   for b in "${batches[@]}"; do
     for which in "${order[@]}"; do
       "${!which}" train "${model_args[@]}" --dataset synthetic --epochs 2 --optimizer sgd \
-        --batch-size "$b" --devices 1 --threads-per-device 1 --metrics-json "$tmp/m.json" \
+        --batch-size "$b" --devices "$devices" --strategy "$strategy" --threads-per-device 1 \
+        --metrics-json "$tmp/m.json" \
         >/dev/null
       python3 - "$tmp/m.json" "$which" "$b" >>"$tmp/times.txt" <<'PY'
 import json, sys
@@ -30,13 +33,13 @@ PY
     done
   done
 done
-python3 - "$tmp/times.txt" "$model" <<'PY'
+python3 - "$tmp/times.txt" "$model" "$devices" "$strategy" <<'PY'
 import collections, statistics, sys
 t = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     which, batch, ms = line.split()
     t[(which, int(batch))].append(float(ms))
-print(f"{sys.argv[2]}, 1 device x 1 thread, ms per step: median (min-max) of {len(t[next(iter(t))])}")
+print(f"{sys.argv[2]}, {sys.argv[3]} device(s) x 1 thread, {sys.argv[4]}, ms per step: median (min-max) of {len(t[next(iter(t))])}")
 for b in sorted({b for _, b in t}):
     o, n = t[("old", b)], t[("new", b)]
     mo, mn = statistics.median(o), statistics.median(n)

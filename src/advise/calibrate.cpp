@@ -521,9 +521,10 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
                    "at once (the slowest), against one alone; best of 3 rounds of 2",
                    devices)},
       {"device.fork_join, device.barrier",
-       fmt::format("Measured: tandem's DeviceGroup of {} one-thread devices running an empty task "
-                   "(wake and join, {:.1f} us) and tasks of 20 barrier waits ({:.1f} us per "
-                   "barrier beyond that), medians of 5 rounds",
+       fmt::format("Measured: tandem's DeviceGroup of {} one-thread devices running tasks of "
+                   "0.4 ms, longer than its threads spin (wake and join beyond the tasks, {:.1f} "
+                   "us), and tasks of 20 barrier waits ({:.1f} us per barrier beyond an empty "
+                   "task), medians of 5 rounds",
                    devices, sync.fork_join * 1e6, sync.barrier * 1e6)},
       {"device.bf16_loops",
        fmt::format("Measured: the bfloat16 loops of MPI gradient compression (parallel/bf16.h: "

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "advise/step_run.h"
 #include "backend/backend.h"
 #include "core/aligned_buffer.h"
 #include "optim/optimizer_kernel.h"
@@ -46,11 +47,6 @@ void wait_for(const std::atomic<int>& ball, int value) {
   for (int spins = 0; ball.load(std::memory_order_acquire) != value; ++spins) {
     if (spins > 64) std::this_thread::yield();
   }
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 // The mean over the devices (the step's phases are their mean).
@@ -196,11 +192,22 @@ DeviceSync device_sync(int devices, int repeats) {
   constexpr int kRounds = 200, kBarriers = 20;
   DeviceGroup group(plan_devices(devices, 1));
   std::vector<double> fork_join, per_barrier;
+  // Tasks that outlast the spin: a round of empty tasks ends while its caller still spins,
+  // which a step's forward and backward do not (docs/PERFORMANCE.md, "Devices that spin for
+  // their next task").
+  constexpr double kWork = 2 * kDeviceSpinSeconds;
+  auto work = [](int) {
+    const auto start = Clock::now();
+    while (seconds_since(start) < kWork) {
+    }
+  };
   for (int r = 0; r < std::max(repeats, 1); ++r) {
     auto start = Clock::now();
+    for (int i = 0; i < kRounds / 4; ++i) group.run(work);
+    fork_join.push_back(std::max(0.0, seconds_since(start) / (kRounds / 4) - kWork));
+    start = Clock::now();
     for (int i = 0; i < kRounds; ++i) group.run([](int) {});
     const double empty = seconds_since(start) / kRounds;
-    fork_join.push_back(empty);
     start = Clock::now();
     for (int i = 0; i < kRounds / 10; ++i) {
       group.run([&](int) {
@@ -210,7 +217,7 @@ DeviceSync device_sync(int devices, int repeats) {
     const double with_barriers = seconds_since(start) / (kRounds / 10);
     per_barrier.push_back(std::max(0.0, with_barriers - empty) / kBarriers);
   }
-  return {median(fork_join), median(per_barrier)};
+  return {median_of(fork_join), median_of(per_barrier)};
 }
 
 std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
@@ -279,8 +286,8 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
     double read = 0;
     for (const double v : sinks) read += v;
     if (!std::isfinite(read)) throw Error("update_contention: the parameters read back non-finite");
-    const double a = median(alone);
-    out.push_back({4 * n, median(own) / a, median(shard) * devices / a});
+    const double a = median_of(alone);
+    out.push_back({4 * n, median_of(own) / a, median_of(shard) * devices / a});
   }
   return out;
 }
@@ -335,7 +342,7 @@ std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& 
     double read = 0;
     for (const double v : sinks) read += v;
     if (!std::isfinite(read)) throw Error("deterministic_exchange: the sums read back non-finite");
-    out.push_back({4 * n, median(copy), median(tree)});
+    out.push_back({4 * n, median_of(copy), median_of(tree)});
   }
   return out;
 }

@@ -56,9 +56,11 @@ double concurrent_memory_share(int threads, int64_t bytes, int repeats);
 // all run AVX-512 clock down or share a power budget), best of `repeats` rounds.
 double concurrent_compute_share(int threads, int repeats);
 
-// What tandem's device threads cost per step: a DeviceGroup of `devices` devices runs an
-// empty task (wake and join: fork_join) and a task of `barriers` barrier waits (each
-// barrier: the extra time per wait). Seconds, medians of `repeats` rounds.
+// What tandem's device threads cost per step: a DeviceGroup of `devices` devices runs tasks
+// that each compute for twice kDeviceSpinSeconds, as a step's forward and backward outlast
+// the caller's spin (wake and join: fork_join, the round less that time), and a task of
+// barrier waits (each barrier: the extra time per wait over an empty task). Seconds,
+// medians of `repeats` rounds.
 struct DeviceSync {
   double fork_join = 0, barrier = 0;
 };

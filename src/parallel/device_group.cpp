@@ -15,18 +15,14 @@
 namespace tandem::detail {
 namespace {
 
-// How long a waiting device thread spins before it sleeps: longer than a wake-up costs on
-// a virtual machine, short enough that a spinning thread does not hold a core for long.
-constexpr double kSpinSeconds = 200e-6;
-
 // Spins (yielding after the first tries, so a thread that shares the core still runs)
-// until done() or kSpinSeconds.
+// until done() or kDeviceSpinSeconds.
 template <class Done>
 void spin_until(Done&& done) {
   const auto start = Clock::now();
   for (int spins = 0; !done(); ++spins) {
     if (spins < 64) continue;
-    if ((spins & 63) == 0 && seconds_since(start) > kSpinSeconds) return;
+    if ((spins & 63) == 0 && seconds_since(start) > kDeviceSpinSeconds) return;
     std::this_thread::yield();
   }
 }
@@ -138,6 +134,10 @@ void DeviceGroup::worker_loop(int device) {
   for (;;) {
     Erased fn;
     void* task;
+    spin_until([&] {
+      return stopping_.load(std::memory_order_acquire) ||
+             task_generation_.load(std::memory_order_acquire) != seen;
+    });
     {
       std::unique_lock lock(mutex_);
       start_cv_.wait(lock, [&] { return stopping_ || task_generation_ != seen; });
@@ -176,6 +176,7 @@ void DeviceGroup::run_erased(Erased fn, void* task) {
     ++task_generation_;
   }
   start_cv_.notify_all();
+  spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; });
   std::exception_ptr error;
   int device;
   {

@@ -2,6 +2,13 @@
 // running oneDNN/OpenMP with that many threads. run() executes a task on every device and
 // waits; an exception on any device aborts the shared barrier (so no device waits forever)
 // and is rethrown to the caller, naming the device.
+//
+// Every wait spins for up to kDeviceSpinSeconds before it sleeps: a device at the barrier,
+// a device between tasks, and the caller of run() for the devices. On a virtual machine a
+// sleeping thread's idle vCPU halts, and waking it cost 50-100 us (tandem calibrate's
+// probe), more than a small model's whole step; a step's tasks follow each other within
+// microseconds, so a spinning device catches the next one (docs/PERFORMANCE.md, "Devices
+// that spin for their next task").
 #pragma once
 
 #include <atomic>
@@ -15,11 +22,13 @@
 
 namespace tandem::detail {
 
+// How long a waiting thread spins before it sleeps: longer than a wake-up costs on a
+// virtual machine, short enough that a spinning thread does not hold a core for long.
+inline constexpr double kDeviceSpinSeconds = 200e-6;
+
 // A reusable barrier for the devices of one group. wait() throws AbortedError once any
 // participant called abort(), so a failing device releases the others. A device that
-// arrives early spins a little before it sleeps: on a virtual machine a sleeping thread's
-// idle vCPU halts, and waking it cost 50-100 us per barrier (tandem calibrate's probe),
-// more than a small model's whole step.
+// arrives early spins a little before it sleeps (above).
 class DeviceBarrier {
  public:
   explicit DeviceBarrier(int parties) : parties_(parties) {}
@@ -89,9 +98,10 @@ class DeviceGroup {
   std::condition_variable start_cv_, done_cv_;
   Erased task_fn_ = nullptr;
   void* task_ = nullptr;
-  uint64_t task_generation_ = 0;
-  int pending_ = 0;
-  bool stopping_ = false;
+  // Written under mutex_; atomic so that a waiting thread can spin on them without it.
+  std::atomic<uint64_t> task_generation_{0};
+  std::atomic<int> pending_{0};
+  std::atomic<bool> stopping_{false};
   std::exception_ptr error_;
   int error_device_ = -1;
 };

@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <vector>
 
 #include "parallel/device_group.h"
 #include "parallel/shared_memory_communicator.h"
+#include "profile/phase_timer.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
 
@@ -107,6 +109,37 @@ TEST(DeviceGroup, AnExceptionOnOneDeviceStopsAllAndIsReported) {
     ++ran;
   });
   EXPECT_EQ(ran.load(), 3);
+}
+
+// The devices and the caller spin for up to kDeviceSpinSeconds, then sleep: every task runs
+// once on every device, and the caller sees what each wrote, whether the next task comes
+// while the devices spin (back to back) or after they slept, and whether the caller's wait
+// ends in its spin (empty tasks) or after it slept (tasks longer than the spin).
+TEST(DeviceGroup, EveryDeviceRunsEveryTaskOnceWhetherItsThreadsSpinOrSleep) {
+  const auto spin_for = [](double seconds) {
+    const auto start = Clock::now();
+    while (seconds_since(start) < seconds) {
+    }
+  };
+  for (const double gap : {0.0, 4 * kDeviceSpinSeconds}) {
+    for (const double task : {0.0, 2 * kDeviceSpinSeconds}) {
+      DeviceGroup group(plan_devices(3, 1));
+      std::vector<int64_t> sums(3, 0);  // each device writes its own, without atomics
+      int64_t expected = 0;
+      for (int round = 1; round <= 20; ++round) {
+        if (gap > 0) std::this_thread::sleep_for(std::chrono::duration<double>(gap));
+        group.run([&](int device) {
+          spin_for(task);
+          sums[device] += round;
+        });
+        expected += round;
+        for (int d = 0; d < 3; ++d) {
+          ASSERT_EQ(sums[d], expected) << "device " << d << ", round " << round << ", gap " << gap
+                                       << " s, task " << task << " s";
+        }
+      }
+    }
+  }
 }
 
 TEST(DeviceGroup, PlanSharesOutCoresAndFlagsOversubscription) {
