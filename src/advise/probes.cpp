@@ -190,6 +190,7 @@ double concurrent_memory_share(int threads, int64_t bytes, int repeats) {
 
 DeviceSync device_sync(int devices, int repeats) {
   constexpr int kRounds = 200, kBarriers = 20;
+  constexpr int kWorkRounds = kRounds / 4, kBarrierRounds = kRounds / 10;
   DeviceGroup group(plan_devices(devices, 1));
   std::vector<double> fork_join, per_barrier;
   // Tasks that outlast the spin: a round of empty tasks ends while its caller still spins,
@@ -203,18 +204,18 @@ DeviceSync device_sync(int devices, int repeats) {
   };
   for (int r = 0; r < std::max(repeats, 1); ++r) {
     auto start = Clock::now();
-    for (int i = 0; i < kRounds / 4; ++i) group.run(work);
-    fork_join.push_back(std::max(0.0, seconds_since(start) / (kRounds / 4) - kWork));
+    for (int i = 0; i < kWorkRounds; ++i) group.run(work);
+    fork_join.push_back(std::max(0.0, seconds_since(start) / kWorkRounds - kWork));
     start = Clock::now();
     for (int i = 0; i < kRounds; ++i) group.run([](int) {});
     const double empty = seconds_since(start) / kRounds;
     start = Clock::now();
-    for (int i = 0; i < kRounds / 10; ++i) {
+    for (int i = 0; i < kBarrierRounds; ++i) {
       group.run([&](int) {
         for (int k = 0; k < kBarriers; ++k) group.barrier().wait();
       });
     }
-    const double with_barriers = seconds_since(start) / (kRounds / 10);
+    const double with_barriers = seconds_since(start) / kBarrierRounds;
     per_barrier.push_back(std::max(0.0, with_barriers - empty) / kBarriers);
   }
   return {median_of(fork_join), median_of(per_barrier)};

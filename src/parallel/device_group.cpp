@@ -16,13 +16,17 @@ namespace tandem::detail {
 namespace {
 
 // Spins (yielding after the first tries, so a thread that shares the core still runs)
-// until done() or kDeviceSpinSeconds.
+// until done() or kDeviceSpinSeconds. The clock is read before every yield: a yield to a
+// thread on the same core returns after that thread's time slice (milliseconds), so a check
+// every 64 yields kept a caller that shares its core with a device yielding through the
+// whole of the seed's 80 ms step on 2 ranks (docs/PERFORMANCE.md, "A spin that ends on
+// time").
 template <class Done>
 void spin_until(Done&& done) {
   const auto start = Clock::now();
   for (int spins = 0; !done(); ++spins) {
     if (spins < 64) continue;
-    if ((spins & 63) == 0 && seconds_since(start) > kDeviceSpinSeconds) return;
+    if (seconds_since(start) > kDeviceSpinSeconds) return;
     std::this_thread::yield();
   }
 }

@@ -5,10 +5,10 @@
 //
 // Every wait spins for up to kDeviceSpinSeconds before it sleeps: a device at the barrier,
 // a device between tasks, and the caller of run() for the devices. On a virtual machine a
-// sleeping thread's idle vCPU halts, and waking it cost 50-100 us (tandem calibrate's
-// probe), more than a small model's whole step; a step's tasks follow each other within
-// microseconds, so a spinning device catches the next one (docs/PERFORMANCE.md, "Devices
-// that spin for their next task").
+// sleeping thread's idle vCPU halts, and a round of tasks that woke its devices cost 45-77
+// us (tandem calibrate's fork_join before these spins), more than a small model's whole
+// step; a step's tasks follow each other within microseconds, so a spinning device catches
+// the next one (docs/PERFORMANCE.md, "Devices that spin for their next task").
 #pragma once
 
 #include <atomic>
