@@ -197,11 +197,7 @@ DeviceSync device_sync(int devices, int repeats) {
   // which a step's forward and backward do not (docs/PERFORMANCE.md, "Devices that spin for
   // their next task").
   constexpr double kWork = 2 * kDeviceSpinSeconds;
-  auto work = [](int) {
-    const auto start = Clock::now();
-    while (seconds_since(start) < kWork) {
-    }
-  };
+  auto work = [](int) { busy_for(kWork); };
   for (int r = 0; r < std::max(repeats, 1); ++r) {
     auto start = Clock::now();
     for (int i = 0; i < kWorkRounds; ++i) group.run(work);

@@ -31,6 +31,14 @@ inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// Keeps the calling thread computing (no sleep, no yield) for `seconds`: a task of known
+// length for probes and tests of the device threads.
+inline void busy_for(double seconds) {
+  const auto start = Clock::now();
+  while (seconds_since(start) < seconds) {
+  }
+}
+
 namespace detail {
 // Records a scope on the timeline when a trace is being taken (profile/trace.cpp).
 void trace_scope(const char* name, const char* category, Clock::time_point start);

@@ -638,8 +638,8 @@ void woken_from_sleep(json& p) {
 
 // Three runs on the Xeon by the build whose device threads spin for their next task and whose
 // calibrate times the wake-up with tasks that outlast the spin: within the bound, and with the
-// wake-up the build before paid (its probe's 45.9 us in held_out_host_xeon's run 3) the small
-// model's host and all-reduce steps at 32 miss.
+// wake-up the build before paid (woken_from_sleep) the small model's host and all-reduce steps
+// at 32 miss.
 TEST(ValidationRun, DevicesThatSpinForTheirNextTaskOnAFreshHeldOutSet) {
   const std::string dir = "repeated/held_out_spin_xeon";
   expect_held_out_cpu_set(dir, kHeldOutSpinXeonCpu, woken_from_sleep, kHeldOutSpinXeonCpuSleeping);

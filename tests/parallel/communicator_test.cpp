@@ -121,11 +121,6 @@ TEST(DeviceGroup, AnExceptionOnOneDeviceStopsAllAndIsReported) {
 // while the devices spin (back to back) or after they slept, and whether the caller's wait
 // ends in its spin (empty tasks) or after it slept (tasks longer than the spin).
 TEST(DeviceGroup, EveryDeviceRunsEveryTaskOnceWhetherItsThreadsSpinOrSleep) {
-  const auto spin_for = [](double seconds) {
-    const auto start = Clock::now();
-    while (seconds_since(start) < seconds) {
-    }
-  };
   for (const double gap : {0.0, 4 * kDeviceSpinSeconds}) {
     for (const double task : {0.0, 2 * kDeviceSpinSeconds}) {
       DeviceGroup group(plan_devices(3, 1));
@@ -134,7 +129,7 @@ TEST(DeviceGroup, EveryDeviceRunsEveryTaskOnceWhetherItsThreadsSpinOrSleep) {
       for (int round = 1; round <= 20; ++round) {
         if (gap > 0) std::this_thread::sleep_for(std::chrono::duration<double>(gap));
         group.run([&](int device) {
-          spin_for(task);
+          busy_for(task);
           sums[device] += round;
         });
         expected += round;
@@ -183,11 +178,7 @@ TEST(DeviceGroup, ACallerThatSharesItsCoreWithTheDeviceSleepsThroughItsTask) {
   group.run([](int) {});  // the device started and pinned
   rusage before{}, after{};
   getrusage(RUSAGE_THREAD, &before);
-  group.run([](int) {
-    const auto start = Clock::now();
-    while (seconds_since(start) < 0.6) {
-    }
-  });
+  group.run([](int) { busy_for(0.6); });
   getrusage(RUSAGE_THREAD, &after);
   const int64_t switches =
       (after.ru_nvcsw - before.ru_nvcsw) + (after.ru_nivcsw - before.ru_nivcsw);
