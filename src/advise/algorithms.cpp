@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "tandem/error.h"
 
@@ -259,17 +260,45 @@ double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t r
 // 0.86-1.16 at 48 and 96 (oneDNN's kernels for few rows are bound by writing the gradient, and 1/N
 // of it stays in the cache for the accumulating GEMMs); the 784-256-256-10 model's, warm, 1.11-1.34
 // at 12 and 24.
-double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_t rows, int n) {
+const std::vector<WeightGradGemmSeconds>* timed_shards(const DeviceProfile& d, int n) {
   const auto timed = std::find_if(d.row_weight_grad_gemms.begin(), d.row_weight_grad_gemms.end(),
                                   [n](const WeightGradShards& w) { return w.devices == n; });
-  if (timed == d.row_weight_grad_gemms.end() || timed->points.empty()) return -1;
-  const auto& g = timed->points;
+  if (timed == d.row_weight_grad_gemms.end() || timed->points.empty()) return nullptr;
+  return &timed->points;
+}
+
+double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_t rows, int n) {
+  const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
+  if (timed == nullptr) return -1;
+  const auto& g = *timed;
   const bool cold = outgrows_private_cache(d, m);
   return log_interpolated(
       g, static_cast<double>(rows),
       [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
       [cold](const WeightGradGemmSeconds& p) {
         return cold ? p.shard_cold / p.whole_cold : p.shard / p.whole;
+      });
+}
+
+// The share of a device's backward that computing only its shard of every weight gradient
+// saves, where calibrate timed the model's backward GEMMs as a step runs them (the `*_step`
+// timings: after the update and forward's read of every parameter, input gradients
+// interleaved): the whole weight-gradient GEMMs less the shards, over the input- and whole
+// weight-gradient GEMMs, at rows near `rows` (in log rows, as weight_grad_shard_kept); nullopt
+// where they were not. The two parts the rule before guessed, as timed inside steps at 16 rows
+// (docs/SCALING.md, "Weight gradients timed as a step runs them"): the deep 784-1024x6-10
+// model's weight gradients were 0.67-0.69 of its backward GEMMs, not the 0.54 their FLOPs give
+// (oneDNN's kernels for few rows are bound by writing the gradient); and its shards kept
+// 0.40-0.42 of them, the warm share, where the seed's kept 0.58-0.61, the share with the caches
+// emptied (what the update between two steps leaves in the shared cache decides which).
+std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t rows, int n) {
+  const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
+  if (timed == nullptr || timed->front().whole_step <= 0) return std::nullopt;
+  return log_interpolated(
+      *timed, static_cast<double>(rows),
+      [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
+      [](const WeightGradGemmSeconds& p) {
+        return (p.whole_step - p.shard_step) / (p.whole_step + p.input_step);
       });
 }
 
@@ -335,8 +364,10 @@ Prediction single_device(const HardwareProfile& hw, const Scenario& s) {
 // gradients on its rows, hands over its operands per layer, and computes 1/N of every
 // weight gradient over the whole batch (N GEMMs of its rows of the kernel, one per replica's
 // rows: as many FLOPs as its own rows' weight gradient), then updates that 1/N; nothing is
-// summed. Its weight-gradient pass takes what calibrate's timing of those GEMMs keeps of the
-// whole ones (weight_grad_shard_kept); in profiles without it, the GEMMs write 1/N of each
+// summed. Its backward is one device's less what calibrate's timing of the backward GEMMs as a
+// step runs them says the shards save (weight_grad_shard_saved); in profiles without that
+// timing, its weight-gradient pass takes what the GEMMs timed warm or cold keep of the whole
+// ones (weight_grad_shard_kept); in profiles without either, the GEMMs write 1/N of each
 // kernel gradient, so their fixed cost is 1/N of a whole one's. A hand-off per layer, a
 // barrier at the end.
 Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
@@ -344,11 +375,14 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   const int64_t rows = rows_per_device(s);
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
+  const double backward = backward_seconds(hw.device, s.model, rows, share);
+  const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n);
   const double kept = weight_grad_shard_kept(hw.device, s.model, rows, n);
   p.phases["compute"] +=
-      backward_seconds(hw.device, s.model, rows, share) -
-      (kept >= 0 ? (1.0 - kept) * weight_grad_seconds(hw.device, s.model, rows, share)
-                 : (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share));
+      saved ? backward * (1.0 - *saved)
+      : kept >= 0
+          ? backward - (1.0 - kept) * weight_grad_seconds(hw.device, s.model, rows, share)
+          : backward - (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share);
   p.phases["allreduce"] = layers_with_params(s.model) * hw.device_device.latency;
   p.phases["optimizer"] =
       update_seconds(hw, s, static_cast<double>(s.model.params()) / n, UpdateOf::shared_shard);

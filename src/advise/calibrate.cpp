@@ -98,11 +98,17 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
   for (const WeightGradShards& w : timed) {
     json points = json::array();
     for (const WeightGradGemmSeconds& p : w.points) {
-      points.push_back({{"rows", p.rows},
-                        {"whole", p.whole},
-                        {"shard", p.shard},
-                        {"whole_cold", p.whole_cold},
-                        {"shard_cold", p.shard_cold}});
+      json point = {{"rows", p.rows},
+                    {"whole", p.whole},
+                    {"shard", p.shard},
+                    {"whole_cold", p.whole_cold},
+                    {"shard_cold", p.shard_cold}};
+      if (p.whole_step > 0) {
+        point["whole_step"] = p.whole_step;
+        point["shard_step"] = p.shard_step;
+        point["input_step"] = p.input_step;
+      }
+      points.push_back(point);
     }
     out.push_back({{"devices", w.devices}, {"points", points}});
   }
@@ -755,13 +761,20 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
 
 std::string weight_grad_shares(const WeightGradShards& timed) {
   std::string out;
+  const bool step = !timed.points.empty() && timed.points.front().whole_step > 0;
   for (const WeightGradGemmSeconds& p : timed.points) {
     out += fmt::format("{}{} rows {:.2f}/{:.2f}", out.empty() ? "" : ", ", p.rows,
                        p.shard / p.whole, p.shard_cold / p.whole_cold);
+    if (step) {
+      out += fmt::format("/{:.2f} saves {:.2f}", p.shard_step / p.whole_step,
+                         (p.whole_step - p.shard_step) / (p.whole_step + p.input_step));
+    }
   }
   return fmt::format(
-      "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied): {}",
-      timed.devices, out);
+      "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}): "
+      "{}",
+      timed.devices, step ? "/as a step runs them; the share of the backward GEMMs saved" : "",
+      out);
 }
 
 std::vector<int> shard_device_counts(int max_devices) {

@@ -192,8 +192,20 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
   for (const json& c : j.at("points")) {
     const int64_t rows =
         ascending(c, "rows", out.points.empty() ? 0 : out.points.back().rows, points);
-    out.points.push_back({rows, positive(c, "whole", points), positive(c, "shard", points),
-                          positive(c, "whole_cold", points), positive(c, "shard_cold", points)});
+    WeightGradGemmSeconds p{rows, positive(c, "whole", points), positive(c, "shard", points),
+                            positive(c, "whole_cold", points), positive(c, "shard_cold", points)};
+    // As a step runs them: all three or none (profiles before 2026-12-05), alike in every point.
+    const bool step =
+        c.contains("whole_step") || c.contains("shard_step") || c.contains("input_step");
+    if (step) {
+      p.whole_step = positive(c, "whole_step", points);
+      p.shard_step = positive(c, "shard_step", points);
+      p.input_step = positive(c, "input_step", points);
+    }
+    if (!out.points.empty() && step != (out.points.front().whole_step > 0)) {
+      throw ConfigError(points + ": whole_step, shard_step and input_step in every point or none");
+    }
+    out.points.push_back(p);
   }
   return out;
 }

@@ -32,10 +32,14 @@ struct DenseRowsSeconds {
 // over its rows) and as one of several devices runs its part under weight-gradient sharding
 // (grad_reducer.cpp, WeightGradShardReducer: 1/N of each kernel's input rows, one GEMM per
 // replica's rows, the first writing and the others accumulating), with the caches warm and
-// emptied first. Seconds, summed over the model's Dense layers.
+// emptied first; and (profiles since 2026-12-05) as a step runs them: after the update and
+// forward's read of every parameter, each layer's input-gradient GEMM before its weight
+// gradient, a shard's update after its GEMMs (`*_step`; 0 in profiles before). Seconds,
+// summed over the model's Dense layers.
 struct WeightGradGemmSeconds {
   int64_t rows = 0;
   double whole = 0, shard = 0, whole_cold = 0, shard_cold = 0;
+  double whole_step = 0, shard_step = 0, input_step = 0;
 };
 // Those timings with the shards of one of `devices` devices, ascending in rows.
 struct WeightGradShards {

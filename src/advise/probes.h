@@ -113,8 +113,11 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
 // writing and the others accumulating; the replicas' operands are one buffer here, so the
 // others' come from this core's cache, where in a step another core wrote them), layers in
 // backward order; each pass warm (right after the same pass) and with the caches emptied
-// before it. Best of `repeats` rounds, interleaved over the rows; seconds summed over the
-// layers; one entry per device count, ascending, each with the same whole GEMMs.
+// before it; and as a step runs them (`*_step`): after the update of every parameter and
+// forward's read of them, each layer's input-gradient GEMM before its weight gradient, each
+// replica's operands its own buffer, a shard's update after its GEMMs. Best of `repeats`
+// rounds, interleaved over the rows; seconds summed over the layers; one entry per device
+// count, ascending, each with the same whole GEMMs.
 std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
                                                        const std::vector<int64_t>& rows,
                                                        const std::vector<int>& devices, int threads,

@@ -1,9 +1,11 @@
 #include "cli/advise_command.h"
 
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "advise/cost_model.h"
 #include "cli/atomic_write.h"
@@ -254,7 +256,31 @@ int run_advise(const AdviseOptions& o) {
         "  a device is what `tandem train --devices 1 --threads-per-device {}` runs: {} thread{}\n",
         hw.device.threads, hw.device.threads, hw.device.threads == 1 ? "" : "s");
   }
+  // A profile with rate curves measured on dense models (tandem calibrate) but none on this
+  // one predicts it from the profile's general rate, without its steps at each row count or
+  // its weight-gradient GEMMs: say so, and how to measure it.
+  std::optional<bool> own_rate;
+  if (!s.model.widths.empty() && !hw.device.dense_rates.empty()) {
+    own_rate =
+        std::any_of(hw.device.dense_rates.begin(), hw.device.dense_rates.end(),
+                    [&](const detail::DenseRateCurve& c) { return c.widths == s.model.widths; });
+    std::vector<int64_t> hidden(s.model.widths.begin() + 1, s.model.widths.end() - 1);
+    if (*own_rate) {
+      fmt::print("  dense rate: measured on this model by tandem calibrate\n");
+    } else if (s.model.widths.front() == 784 && s.model.widths.back() == 10) {
+      fmt::print(
+          "  dense rate: not measured on this model; predicted from the profile's general rate "
+          "(`tandem calibrate --also-layers {}` measures its own, with its weight-gradient "
+          "GEMMs)\n",
+          fmt::join(hidden, ","));
+    } else {
+      fmt::print(
+          "  dense rate: not measured on this model; predicted from the profile's general rate "
+          "(tandem calibrate measures dense models of 784 inputs and 10 classes)\n");
+    }
+  }
   nlohmann::json model_json = {{"parameters", s.model.params()}};
+  if (own_rate) model_json["own_dense_rate"] = *own_rate;
   if (!model_shapes_timed.is_null()) model_json["conv_shapes"] = model_shapes_timed;
   if (model_name.empty()) {
     model_json["widths"] = widths;

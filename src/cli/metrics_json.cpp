@@ -33,6 +33,7 @@ json config_json(const TrainOptions& o, const TrainReport& r) {
       {"threads", r.threads},
       {"devices", o.devices},
       {"strategy", o.strategy},
+      {"reducer", o.reducer},
       {"threads_per_device", o.threads_per_device},
       {"deterministic", o.deterministic},
       {"bucket_mb", o.bucket_mb},

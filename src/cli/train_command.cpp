@@ -124,6 +124,14 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->check(CLI::IsMember({"mirrored", "host"}))
       ->capture_default_str()
       ->group("Parallel");
+  cmd->add_option("--reducer", o.reducer,
+                  "mirrored: sharded (each device reduces and updates 1/N of the parameters; "
+                  "of every Dense layer's weight gradient, when every layer with parameters is a "
+                  "Dense used once) or allreduce (gradient buckets all-reduced, every device "
+                  "applies the whole update)")
+      ->check(CLI::IsMember({"sharded", "allreduce"}))
+      ->capture_default_str()
+      ->group("Parallel");
   cmd->add_option("--threads-per-device", o.threads_per_device,
                   "Threads per device [default: the available cores shared out]")
       ->type_name("N")
@@ -279,6 +287,7 @@ int run_train(const TrainOptions& given) {
                  .threads_per_device = o.threads_per_device,
                  .deterministic = o.deterministic,
                  .bucket_bytes = static_cast<int64_t>(o.bucket_mb * (1 << 20)),
+                 .reducer = o.reducer,
                  .grad_compression = o.grad_compression,
                  .checkpoint_dir = o.checkpoint_dir,
                  .checkpoint_every = checkpoint_every.first,

@@ -25,6 +25,7 @@ struct TrainOptions {
   std::optional<int> threads;  // absent: the library's default
   int devices = 1;
   std::string strategy = "mirrored";  // mirrored | host
+  std::string reducer = "sharded";    // mirrored: sharded | allreduce
   int threads_per_device = 0;         // 0: the cores shared out
   bool deterministic = false;
   double bucket_mb = 4.0;

@@ -279,6 +279,55 @@ TEST(Algorithms, ShardedWeightGradientsKeepWhatTheirTimedGemmsKeep) {
   EXPECT_NE(untimed, half);
 }
 
+// Timed as a step runs them, the GEMMs say what share of a device's backward its shards save:
+// (whole - shard) / (whole + input gradients), interpolated in log rows, in place of the
+// warm or cold share of the weight-gradient part; a share below zero (shards slower than the
+// whole) adds to the backward.
+TEST(Algorithms, ShardedWeightGradientsSaveWhatTheirStepTimedGemmsSave) {
+  HardwareProfile hw = cpu_profile();
+  hw.device.private_cache_bytes = 2 << 20;
+  Scenario s = seed(2);
+  s.batch = 32;  // 16 rows per device
+  const auto phases = [&](const HardwareProfile& h) {
+    return simulate(h, s, Algorithm::weight_grad_shard).phases;
+  };
+  // The warm and cold figures (kept 1/10) are not used where the step timings are there.
+  const auto timed = [&](double whole, double shard, double input) {
+    HardwareProfile h = hw;
+    WeightGradGemmSeconds at8{8, 1e-3, 1e-4, 1e-3, 1e-4, whole, shard, input};
+    WeightGradGemmSeconds at64 = at8;
+    at64.rows = 64;
+    h.device.row_weight_grad_gemms = {{2, {at8, at64}}};
+    return h;
+  };
+  // Shards as slow as the whole save nothing: forward and the whole backward, as the sharded
+  // buckets compute them (the same rows, the same shares of the cores).
+  const double none = phases(timed(3e-3, 3e-3, 1e-3)).at("compute");
+  EXPECT_NEAR(none, simulate(hw, s, Algorithm::sharded_buckets).phases.at("compute"), 1e-12);
+  // Whole 3 ms, input gradients 1 ms, shards 1 ms: (3 - 1) / 4 = 1/2 of the backward saved;
+  // shards of 3.4 ms add a tenth of it.
+  const double half = phases(timed(3e-3, 1e-3, 1e-3)).at("compute");
+  const double backward = 2 * (none - half);
+  ASSERT_GT(backward, 0);
+  EXPECT_NEAR(phases(timed(3e-3, 3.4e-3, 1e-3)).at("compute"), none + backward / 10, 1e-12);
+  // Between two timed row counts, in log rows: 8 rows save 1/2 and 32 rows nothing, so 16
+  // rows save 1/4.
+  HardwareProfile between = timed(3e-3, 1e-3, 1e-3);
+  between.device.row_weight_grad_gemms[0].points[1] = {32,   1e-3, 1e-4, 1e-3,
+                                                       1e-4, 3e-3, 3e-3, 1e-3};
+  EXPECT_NEAR(phases(between).at("compute"), none - backward / 4, 1e-12);
+  // Only the compute changes: the update, the hand-offs and the barrier are as before.
+  const auto before = phases(hw), after = phases(timed(3e-3, 1e-3, 1e-3));
+  for (const char* phase : {"allreduce", "optimizer", "overhead", "input"}) {
+    EXPECT_EQ(before.at(phase), after.at(phase)) << phase;
+  }
+  // Timed as a step for 4 devices only: 2 devices keep the rule with no timings.
+  HardwareProfile four = timed(3e-3, 1e-3, 1e-3), untimed = hw;
+  four.device.row_weight_grad_gemms[0].devices = 4;
+  untimed.device.row_weight_grad_gemms.clear();
+  EXPECT_EQ(phases(four).at("compute"), phases(untimed).at("compute"));
+}
+
 // A dense model's measured steps are followed piecewise in rows: at a measured row count one
 // device computes exactly what was measured; between two, the power law through both; beyond
 // the largest, the line through the last two; below the smallest, the first two's power law.

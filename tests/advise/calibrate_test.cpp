@@ -22,8 +22,9 @@ namespace {
 using nlohmann::json;
 
 // The weight-gradient GEMMs are timed once per distinct row count, ascending, for each device
-// count of 2 or more (ascending, once each), every pass taking time, the whole GEMMs the same
-// for every count; with no count of 2 or more there are no shards to time.
+// count of 2 or more (ascending, once each), every pass taking time (warm, caches emptied and as
+// a step runs them), the whole GEMMs the same for every count; with no count of 2 or more there are
+// no shards to time.
 TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
   const auto timed = weight_grad_gemm_seconds({64, 48, 10}, {8, 4, 8}, {4, 1, 2, 4}, 1, 1);
   ASSERT_EQ(timed.size(), 2u);
@@ -35,12 +36,15 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
     EXPECT_EQ(w.points[1].rows, 8);
     for (size_t i = 0; i < 2; ++i) {
       const auto& g = w.points[i];
-      for (const double t : {g.whole, g.shard, g.whole_cold, g.shard_cold}) {
+      for (const double t : {g.whole, g.shard, g.whole_cold, g.shard_cold, g.whole_step,
+                             g.shard_step, g.input_step}) {
         EXPECT_GT(t, 0);
         EXPECT_LT(t, 1);
       }
       EXPECT_EQ(g.whole, timed[0].points[i].whole);
       EXPECT_EQ(g.whole_cold, timed[0].points[i].whole_cold);
+      EXPECT_EQ(g.whole_step, timed[0].points[i].whole_step);
+      EXPECT_EQ(g.input_step, timed[0].points[i].input_step);
     }
   }
   EXPECT_TRUE(weight_grad_gemm_seconds({64, 48, 10}, {8}, {1}, 1, 1).empty());

@@ -365,21 +365,28 @@ TEST(HardwareProfileFile, DenseRatePointsAreReadAndChecked) {
 TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   test::TempDir dir;
   json j = shipped_profile("this-machine-cpu");
-  const json two = {{"devices", 2},
-                    {"points",
-                     {{{"rows", 12},
-                       {"whole", 2e-4},
-                       {"shard", 1e-4},
-                       {"whole_cold", 4e-4},
-                       {"shard_cold", 3e-4}},
-                      {{"rows", 48},
-                       {"whole", 5e-4},
-                       {"shard", 4e-4},
-                       {"whole_cold", 6e-4},
-                       {"shard_cold", 5e-4}}}}};
+  json two = {{"devices", 2},
+              {"points",
+               {{{"rows", 12},
+                 {"whole", 2e-4},
+                 {"shard", 1e-4},
+                 {"whole_cold", 4e-4},
+                 {"shard_cold", 3e-4}},
+                {{"rows", 48},
+                 {"whole", 5e-4},
+                 {"shard", 4e-4},
+                 {"whole_cold", 6e-4},
+                 {"shard_cold", 5e-4}}}}};
   json four = two;
   four["devices"] = 4;
   four["points"][0]["shard"] = 7e-5;
+  // Timed as a step runs them (since 2026-12-05): the 2 devices' points; the 4's as before.
+  for (json& point : two["points"]) {
+    point["whole_step"] = 3e-4;
+    point["shard_step"] = 2e-4;
+    point["input_step"] = 1e-4;
+  }
+  two["points"][1]["input_step"] = 1.5e-4;
   j["device"]["dense_rates"] = {{{"widths", {784, 256, 10}},
                                  {"sustained_flops", 1e11},
                                  {"half_rows", 12},
@@ -396,6 +403,11 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_DOUBLE_EQ(timed[0].points[0].whole_cold, 4e-4);
   EXPECT_DOUBLE_EQ(timed[0].points[1].shard_cold, 5e-4);
   EXPECT_DOUBLE_EQ(timed[1].points[0].shard, 7e-5);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].whole_step, 3e-4);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].shard_step, 2e-4);
+  EXPECT_DOUBLE_EQ(timed[0].points[1].input_step, 1.5e-4);
+  EXPECT_EQ(timed[1].points[0].whole_step, 0);  // not timed as a step
+  EXPECT_EQ(timed[1].points[1].input_step, 0);
   json one = j;
   one["device"]["dense_rates"][0]["weight_grad_gemms"] = two;
   const auto single = load_hardware_profile(write_profile(dir, one)).device.dense_rates.at(0);
@@ -417,6 +429,15 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
           {[](json& g) { g[0]["points"][0]["shard"] = 0; }, "shard"},
           {[](json& g) { g[1]["points"][1].erase("whole_cold"); }, "whole_cold"},
           {[](json& g) { g[0]["points"][0]["shard_cold"] = "fast"; }, "shard_cold"},
+          {[](json& g) { g[0]["points"][1]["shard_step"] = 0; }, "'shard_step' must be > 0"},
+          {[](json& g) { g[0]["points"][0].erase("input_step"); }, "input_step"},
+          {[](json& g) { g[1]["points"][0]["whole_step"] = 1e-4; }, "shard_step"},
+          {[](json& g) {
+             for (const char* k : {"whole_step", "shard_step", "input_step"}) {
+               g[0]["points"][1].erase(k);
+             }
+           },
+           "whole_step, shard_step and input_step in every point or none"},
       });
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "advise/hardware_profile.h"
 #include "advise/probes.h"
 #include "skip.h"
 #include "tandem/tandem.h"
@@ -24,6 +25,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 constexpr const char* kFashionDir = "/usr/share/datasets/fashion-mnist";
 
@@ -336,6 +338,39 @@ TEST_F(CliTest, AdviseSimulatesTheAlgorithmEachOptionRuns) {
   const CliResult bad = run_cli("advise --hardware this-machine-cpu --reducer ring", dir);
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("--reducer"));
+}
+
+// A calibrated profile's rate curves are each measured on one dense model: advise says
+// whether the model asked about is one of them and, where it is not, how to measure it.
+TEST_F(CliTest, AdviseSaysWhetherTheDenseRateWasMeasuredOnTheModel) {
+  nlohmann::json profile = nlohmann::json::parse(
+      read_file(tandem::detail::profiles_directory() + "/this-machine-cpu.json"));
+  profile["device"]["dense_rates"] = {
+      {{"widths", {784, 256, 256, 10}}, {"sustained_flops", 5e10}, {"half_rows", 8}}};
+  std::ofstream(dir.file("curves.json")) << profile.dump();
+  const auto advise = [&](const std::string& model) {
+    const CliResult r =
+        run_cli("advise --hardware '" + dir.file("curves.json") + "' " + model +
+                    " --devices 1,2 --strategy mirrored --json '" + dir.file("a.json") + "'",
+                dir);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::pair{r.out, nlohmann::json::parse(read_file(dir.file("a.json")))};
+  };
+  auto [out, j] = advise("--layers 256,256");
+  EXPECT_THAT(out, HasSubstr("dense rate: measured on this model"));
+  EXPECT_EQ(j.at("model").at("own_dense_rate"), true);
+  std::tie(out, j) = advise("--layers 512,64");
+  EXPECT_THAT(out, HasSubstr("dense rate: not measured on this model"));
+  EXPECT_THAT(out, HasSubstr("`tandem calibrate --also-layers 512,64`"));
+  EXPECT_EQ(j.at("model").at("own_dense_rate"), false);
+  std::tie(out, j) = advise("--layers 256,256 --input 100");
+  EXPECT_THAT(out, HasSubstr("measures dense models of 784 inputs and 10 classes"));
+  EXPECT_EQ(j.at("model").at("own_dense_rate"), false);
+  // A profile with no curves (the shipped ones) says nothing of them.
+  const CliResult shipped =
+      run_cli("advise --hardware this-machine-cpu --layers 512,64 --devices 1,2", dir);
+  ASSERT_EQ(shipped.exit_code, 0) << shipped.err;
+  EXPECT_THAT(shipped.out, Not(HasSubstr("dense rate:")));
 }
 
 TEST_F(CliTest, AdviseExplainsTheSeedAndWritesJson) {
@@ -834,21 +869,34 @@ TEST_F(CliTest, HelpListsSubcommandsAndOptions) {
 
 // Bad command lines and inputs. Each case runs with small sizes, so that a check that
 // stops working costs a short run, not the seed's.
+// --reducer reaches the fit: the all-reduce spends time in its phase, weight-gradient sharding
+// (the default for a Dense stack) sums nothing.
 TEST_F(CliDataTest, TrainOnTwoDevicesRecordsTheParallelConfig) {
   const std::string metrics = dir.file("m2.json");
-  for (const std::string strategy : {"mirrored", "host"}) {
+  for (const auto& [strategy, reducer] : std::vector<std::pair<std::string, std::string>>{
+           {"mirrored", "sharded"}, {"mirrored", "allreduce"}, {"host", "sharded"}}) {
     const CliResult r = run_cli(
         "train --limit-train 256 --limit-test 64 --epochs 1 --layers 16 --batch-size 64 "
         "--devices 2 --strategy " +
-            strategy + " --seed 3 --verbose 0 --metrics-json '" + metrics + "'",
+            strategy + " --reducer " + reducer + " --seed 3 --verbose 0 --metrics-json '" +
+            metrics + "'",
         dir);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_THAT(r.out, HasSubstr("(2 devices, " + strategy + ")"));
     const json m = json::parse(read_file(metrics));
     EXPECT_EQ(m["config"].at("devices"), 2);
     EXPECT_EQ(m["config"].at("strategy"), strategy);
+    EXPECT_EQ(m["config"].at("reducer"), reducer);
     EXPECT_EQ(m.at("train_steps"), 4);
     EXPECT_GT(m.at("test_accuracy").get<double>(), 0.2);
+    if (strategy == "mirrored") {
+      const double allreduce = m["phase_seconds"].value("allreduce", 0.0);
+      if (reducer == "allreduce") {
+        EXPECT_GT(allreduce, 0.0) << reducer;
+      } else {
+        EXPECT_EQ(allreduce, 0.0) << reducer;
+      }
+    }
   }
 }
 
@@ -961,6 +1009,9 @@ const BadCommand kBadCommands[] = {
     {"UnknownStrategy",
      std::string("train --strategy ring --devices 2 --layers 8") + kSmall,
      {"--strategy", "ring"}},
+    {"UnknownReducer",
+     std::string("train --reducer ring --devices 2 --layers 8") + kSmall,
+     {"--reducer", "ring"}},
     {"ZeroDevices", std::string("train --devices 0 --layers 8") + kSmall, {"--devices"}},
     {"DeterministicWithThreeDevices",
      std::string("train --deterministic --devices 3 --layers 8") + kSmall,
