@@ -194,16 +194,22 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
         ascending(c, "rows", out.points.empty() ? 0 : out.points.back().rows, points);
     WeightGradGemmSeconds p{rows, positive(c, "whole", points), positive(c, "shard", points),
                             positive(c, "whole_cold", points), positive(c, "shard_cold", points)};
-    // As a step runs them: all three or none (profiles before 2026-12-05), alike in every point.
+    // As a step runs them: all three or none (profiles before 2026-12-05), alike in every point;
+    // no input gradients (a model of one Dense layer) take no time.
     const bool step =
         c.contains("whole_step") || c.contains("shard_step") || c.contains("input_step");
     if (step) {
       p.whole_step = positive(c, "whole_step", points);
       p.shard_step = positive(c, "shard_step", points);
-      p.input_step = positive(c, "input_step", points);
+      if (!c.contains("input_step")) {
+        throw ConfigError(points +
+                          ": missing number 'input_step' (with whole_step and shard_step)");
+      }
+      p.input_step = non_negative(c, "input_step", points, 0);
     }
     if (!out.points.empty() && step != (out.points.front().whole_step > 0)) {
-      throw ConfigError(points + ": whole_step, shard_step and input_step in every point or none");
+      throw ConfigError(points + ": point at " + std::to_string(rows) +
+                        " rows: whole_step, shard_step and input_step in every point or none");
     }
     out.points.push_back(p);
   }

@@ -42,6 +42,23 @@ const std::map<std::string, Passes>& memory_layers() {
   return passes;
 }
 
+// Input(w0) -> Dense(w1) -> ... as ModelCost::dense describes it: every layer a Dense used
+// once, each reading the one before on a flat input; its widths, empty for any other graph
+// (its steps are not those of the rate curves measured on such chains).
+std::vector<int64_t> dense_chain_widths(const Graph& graph) {
+  if (graph.input().shape.size() != 1) return {};
+  std::vector<int64_t> widths = {graph.input().size};
+  for (size_t i = 1; i < graph.nodes().size(); ++i) {
+    const GraphNode& node = graph.nodes()[i];
+    if (node.layer->type() != "Dense" || graph.layers()[node.layer_index].uses != 1 ||
+        node.inputs != std::vector<int>{static_cast<int>(i) - 1} || node.shape.size() != 1) {
+      return {};
+    }
+    widths.push_back(node.shape.back());
+  }
+  return widths;
+}
+
 }  // namespace
 
 ModelCost ModelCost::of(const Model& model) {
@@ -108,6 +125,7 @@ ModelCost ModelCost::of(const Model& model) {
     m.layers.push_back(l);
   }
   if (m.layers.empty()) throw ConfigError("advise: the model has no layers");
+  m.widths = dense_chain_widths(graph);
   return m;
 }
 

@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "advise/step_gemms.h"
 #include "advise/step_run.h"
 #include "backend/backend.h"
 #include "core/aligned_buffer.h"
@@ -436,141 +437,6 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
   return out;
 }
 
-namespace {
-
-template <typename Pass>
-double seconds_of(Pass&& pass) {
-  const auto start = Clock::now();
-  pass();
-  return seconds_since(start);
-}
-
-// A dense model's backward GEMMs as a step runs them, for weight_grad_gemm_seconds: one flat
-// parameter, gradient and RMSprop accumulator buffer laid out as the model's (each kernel
-// (in, units), then its bias), each replica's own layer inputs and output gradients. Before
-// each pass, what a step runs between one backward and the next: the update of every
-// parameter (the other devices' shards included: they share the last-level cache) and
-// forward's read of them; so the gradients and parameters are in the caches as far as that
-// traffic leaves them, neither warm from the same pass nor emptied.
-class StepState {
- public:
-  struct Seconds {
-    double input = 0, weight = 0;
-  };
-
-  StepState(const std::vector<int64_t>& widths, int64_t rows, int replicas, int threads)
-      : widths_(widths),
-        replicas_(replicas),
-        threads_(threads),
-        backend_(make_cpu_backend(threads)),
-        kernel_(make_optimizer_kernel(RMSprop())) {
-    for (size_t l = 0; l + 1 < widths.size(); ++l) {
-      offsets_.push_back(params_);
-      params_ += widths[l] * widths[l + 1] + widths[l + 1];
-    }
-    for (AlignedBuffer* b : {&w_, &g_, &s_}) b->resize(params_);  // zeros
-    std::fill(w_.data(), w_.data() + params_, 1e-2f);
-    for (size_t l = 0; l + 1 < widths.size(); ++l) {
-      dx_.emplace_back(rows * widths[l]);
-      for (int q = 0; q < replicas; ++q) {
-        x_.emplace_back(rows * widths[l]);
-        dz_.emplace_back(rows * widths[l + 1]);
-        std::fill(x_.back().data(), x_.back().data() + rows * widths[l], 0.5f);
-        std::fill(dz_.back().data(), dz_.back().data() + rows * widths[l + 1], 1e-3f);
-      }
-    }
-  }
-
-  // One device's backward GEMMs (Dense::backward): per layer, last first, the input gradient
-  // (none for the first layer) and the kernel's whole gradient.
-  Seconds whole(int64_t rows) {
-    between_steps();
-    Seconds out;
-    for (size_t l = widths_.size() - 1; l-- > 0;) {
-      out.input += seconds_of([&] { input_gradient(l, rows); });
-      out.weight += seconds_of([&] {
-        backend_->gemm({.m = widths_[l],
-                        .n = widths_[l + 1],
-                        .k = rows,
-                        .a = x(l, 0),
-                        .trans_a = true,
-                        .b = dz(l, 0),
-                        .c = g_.data() + offsets_[l]});
-      });
-    }
-    return out;
-  }
-
-  // Device 0 of n under weight-gradient sharding (WeightGradShardReducer::process_layer): per
-  // layer, its input gradient, then the first 1/n of the kernel's gradient over every
-  // replica's rows, then the update of that shard.
-  Seconds shard(int64_t rows, int n) {
-    between_steps();
-    Seconds out;
-    for (size_t l = widths_.size() - 1; l-- > 0;) {
-      const int64_t in = widths_[l], part = (in + n - 1) / n;
-      out.input += seconds_of([&] { input_gradient(l, rows); });
-      out.weight += seconds_of([&] {
-        for (int q = 0; q < n; ++q) {
-          backend_->gemm({.m = part,
-                          .n = widths_[l + 1],
-                          .k = rows,
-                          .a = x(l, q),
-                          .trans_a = true,
-                          .b = dz(l, q),
-                          .c = g_.data() + offsets_[l],
-                          .accumulate = q > 0,
-                          .lda = in});
-        }
-      });
-      update(offsets_[l], offsets_[l] + part * widths_[l + 1]);
-    }
-    return out;
-  }
-
- private:
-  const float* x(size_t l, int q) const { return x_[l * replicas_ + q].data(); }
-  const float* dz(size_t l, int q) const { return dz_[l * replicas_ + q].data(); }
-
-  // dx (rows, in) = dz (rows, units) . kernel^T
-  void input_gradient(size_t l, int64_t rows) {
-    if (l == 0) return;
-    backend_->gemm({.m = rows,
-                    .n = widths_[l],
-                    .k = widths_[l + 1],
-                    .a = dz(l, 0),
-                    .b = w_.data() + offsets_[l],
-                    .trans_b = true,
-                    .c = dx_[l].data()});
-  }
-
-  void update(int64_t begin, int64_t end) {
-    float* slots[] = {s_.data()};
-    kernel_->update(w_.data(), g_.data(), slots, begin, end, ++iteration_, 1e-3, threads_, 0);
-  }
-
-  void between_steps() {
-    update(0, params_);
-    double sum = 0;
-    for (int64_t i = 0; i < params_; i += 16) sum += w_.data()[i];
-    sink_ += sum;
-  }
-
-  std::vector<int64_t> widths_;
-  int replicas_;
-  int threads_;
-  std::unique_ptr<Backend> backend_;
-  std::unique_ptr<OptimizerKernel> kernel_;
-  std::vector<int64_t> offsets_;
-  int64_t params_ = 0;
-  AlignedBuffer w_, g_, s_;
-  std::vector<AlignedBuffer> x_, dz_, dx_;
-  int64_t iteration_ = 0;
-  double sink_ = 0;
-};
-
-}  // namespace
-
 std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
                                                        const std::vector<int64_t>& rows,
                                                        const std::vector<int>& devices, int threads,
@@ -622,7 +488,7 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
     }
   };
   CacheEvictor evictor;
-  StepState step(widths, most_rows, counts.back(), threads);
+  StepGemms step(widths, most_rows, counts.back(), threads);
   std::vector<int64_t> distinct = rows;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
@@ -649,7 +515,7 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
       evictor.evict();
       w.whole_cold = std::min(w.whole_cold, seconds_of([&] { whole(r); }));
       w.whole = std::min(w.whole, seconds_of([&] { whole(r); }));
-      const StepState::Seconds whole_step = step.whole(r);
+      const StepGemms::Seconds whole_step = step.whole(r);
       w.input_step = std::min(w.input_step, whole_step.input);
       w.whole_step = std::min(w.whole_step, whole_step.weight);
       for (WeightGradShards& s : out) {

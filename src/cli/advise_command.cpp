@@ -260,23 +260,28 @@ int run_advise(const AdviseOptions& o) {
   // one predicts it from the profile's general rate, without its steps at each row count or
   // its weight-gradient GEMMs: say so, and how to measure it.
   std::optional<bool> own_rate;
-  if (!s.model.widths.empty() && !hw.device.dense_rates.empty()) {
+  if (!s.model.has_conv() && !hw.device.dense_rates.empty()) {
     own_rate =
         std::any_of(hw.device.dense_rates.begin(), hw.device.dense_rates.end(),
                     [&](const detail::DenseRateCurve& c) { return c.widths == s.model.widths; });
-    std::vector<int64_t> hidden(s.model.widths.begin() + 1, s.model.widths.end() - 1);
+    const auto& w = s.model.widths;
     if (*own_rate) {
       fmt::print("  dense rate: measured on this model by tandem calibrate\n");
-    } else if (s.model.widths.front() == 784 && s.model.widths.back() == 10) {
+    } else if (w.empty()) {
+      fmt::print(
+          "  dense rate: not measured on this model; predicted from the profile's general rate "
+          "(tandem calibrate measures chains of Dense layers, with no other layer between)\n");
+    } else if (w.front() == kImageSize && w.back() == kClasses) {
       fmt::print(
           "  dense rate: not measured on this model; predicted from the profile's general rate "
           "(`tandem calibrate --also-layers {}` measures its own, with its weight-gradient "
           "GEMMs)\n",
-          fmt::join(hidden, ","));
+          fmt::join(w.begin() + 1, w.end() - 1, ","));
     } else {
       fmt::print(
           "  dense rate: not measured on this model; predicted from the profile's general rate "
-          "(tandem calibrate measures dense models of 784 inputs and 10 classes)\n");
+          "(tandem calibrate measures dense models of {} inputs and {} classes)\n",
+          kImageSize, kClasses);
     }
   }
   nlohmann::json model_json = {{"parameters", s.model.params()}};

@@ -125,10 +125,11 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->capture_default_str()
       ->group("Parallel");
   cmd->add_option("--reducer", o.reducer,
-                  "mirrored: sharded (each device reduces and updates 1/N of the parameters; "
-                  "of every Dense layer's weight gradient, when every layer with parameters is a "
-                  "Dense used once) or allreduce (gradient buckets all-reduced, every device "
-                  "applies the whole update)")
+                  "mirrored on 2 or more devices in one process: sharded (each device reduces "
+                  "and updates 1/N of the parameters; of every Dense layer's weight gradient, "
+                  "when every layer with parameters is a Dense used once) or allreduce "
+                  "(gradient buckets all-reduced, every device applies the whole update); MPI "
+                  "ranks reduce hierarchically (sharded only), host and 1 device ignore it")
       ->check(CLI::IsMember({"sharded", "allreduce"}))
       ->capture_default_str()
       ->group("Parallel");

@@ -31,6 +31,14 @@ inline double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// The wall seconds `pass()` takes.
+template <typename Pass>
+double seconds_of(Pass&& pass) {
+  const auto start = Clock::now();
+  pass();
+  return seconds_since(start);
+}
+
 // Keeps the calling thread computing (no sleep, no yield) for `seconds`: a task of known
 // length for probes and tests of the device threads.
 inline void busy_for(double seconds) {

@@ -134,9 +134,19 @@ TEST(ConvPredictions, LayerCostsOfTheMnistConvnet) {
   EXPECT_DOUBLE_EQ(m.step_flops(1), forward + 2 * forward - first);
   EXPECT_TRUE(m.has_conv());
   EXPECT_FALSE(ModelCost::of(zoo::seed_mlp()).has_conv());
-  // The seed MLP from the zoo costs what its widths do.
+  // The seed MLP from the zoo costs what its widths do, and is known by them (a profile's
+  // rate curve measured on those widths applies to it); a convnet has no widths.
   EXPECT_DOUBLE_EQ(ModelCost::of(zoo::seed_mlp()).step_flops(128),
                    ModelCost::dense({784, 4096, 2048, 512, 64, 10}).step_flops(128));
+  EXPECT_EQ(ModelCost::of(zoo::seed_mlp()).widths,
+            std::vector<int64_t>({784, 4096, 2048, 512, 64, 10}));
+  EXPECT_TRUE(m.widths.empty());
+  // A Dropout between the Dense layers: not the chain whose steps calibrate measures.
+  const Node x = Input({784});
+  EXPECT_TRUE(ModelCost::of(Model(x, Dense(10, "softmax")(Dropout(0.5)(Dense(64, "relu")(x)))))
+                  .widths.empty());
+  EXPECT_EQ(ModelCost::of(Model(x, Dense(10, "softmax")(Dense(64, "relu")(x)))).widths,
+            std::vector<int64_t>({784, 64, 10}));
 }
 
 TEST(ConvPredictions, BadConvCalibrationIsAClearError) {

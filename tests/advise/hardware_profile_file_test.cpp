@@ -430,14 +430,15 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
           {[](json& g) { g[1]["points"][1].erase("whole_cold"); }, "whole_cold"},
           {[](json& g) { g[0]["points"][0]["shard_cold"] = "fast"; }, "shard_cold"},
           {[](json& g) { g[0]["points"][1]["shard_step"] = 0; }, "'shard_step' must be > 0"},
-          {[](json& g) { g[0]["points"][0].erase("input_step"); }, "input_step"},
+          {[](json& g) { g[0]["points"][0].erase("input_step"); }, "missing number 'input_step'"},
+          {[](json& g) { g[0]["points"][0]["input_step"] = -1e-4; }, "'input_step' must be"},
           {[](json& g) { g[1]["points"][0]["whole_step"] = 1e-4; }, "shard_step"},
           {[](json& g) {
              for (const char* k : {"whole_step", "shard_step", "input_step"}) {
                g[0]["points"][1].erase(k);
              }
            },
-           "whole_step, shard_step and input_step in every point or none"},
+           "point at 48 rows: whole_step, shard_step and input_step in every point or none"},
       });
 }
 

@@ -363,6 +363,17 @@ TEST_F(CliTest, AdviseSaysWhetherTheDenseRateWasMeasuredOnTheModel) {
   EXPECT_THAT(out, HasSubstr("dense rate: not measured on this model"));
   EXPECT_THAT(out, HasSubstr("`tandem calibrate --also-layers 512,64`"));
   EXPECT_EQ(j.at("model").at("own_dense_rate"), false);
+  // A saved chain of Dense layers is matched by its widths, as --layers is.
+  const std::string chain = dir.file("chain.tandem");
+  {
+    using namespace tandem;
+    const Node x = Input({784});
+    Model m(x, Dense(10, "softmax")(Dense(256, "relu")(Dense(256, "relu")(x))));
+    m.compile("sgd", "categorical_crossentropy");
+    m.save(chain);
+  }
+  std::tie(out, j) = advise("--model '" + chain + "'");
+  EXPECT_THAT(out, HasSubstr("dense rate: measured on this model"));
   std::tie(out, j) = advise("--layers 256,256 --input 100");
   EXPECT_THAT(out, HasSubstr("measures dense models of 784 inputs and 10 classes"));
   EXPECT_EQ(j.at("model").at("own_dense_rate"), false);
@@ -499,7 +510,7 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     }
   }
   // Each curve's weight-gradient GEMMs at the same rows, whole and as one of the 2 devices'
-  // shards, warm and with the caches emptied.
+  // shards, warm, with the caches emptied and as a step runs them (with the input gradients).
   EXPECT_THAT(r.out, HasSubstr("dense 784-64-64-10: weight-gradient shards of 1 of 2 devices"));
   for (const auto& curve : curves) {
     ASSERT_EQ(curve.at("weight_grad_gemms").size(), 1u);
@@ -509,7 +520,8 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     for (size_t i = 0; i < 3; ++i) {
       const auto& point = gemms.at("points")[i];
       EXPECT_EQ(point.at("rows"), std::vector<int>({8, 256, 2048})[i]);
-      for (const char* time : {"whole", "shard", "whole_cold", "shard_cold"}) {
+      for (const char* time : {"whole", "shard", "whole_cold", "shard_cold", "whole_step",
+                               "shard_step", "input_step"}) {
         EXPECT_GT(point.at(time).get<double>(), 0) << time;
       }
     }
