@@ -293,13 +293,11 @@ double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_
 // emptied (what the update between two steps leaves in the shared cache decides which).
 std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t rows, int n) {
   const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
-  if (timed == nullptr || timed->front().whole_step <= 0) return std::nullopt;
+  if (timed == nullptr || !timed->front().timed_as_step()) return std::nullopt;
   return log_interpolated(
       *timed, static_cast<double>(rows),
       [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
-      [](const WeightGradGemmSeconds& p) {
-        return (p.whole_step - p.shard_step) / (p.whole_step + p.input_step);
-      });
+      [](const WeightGradGemmSeconds& p) { return p.step_saved_share(); });
 }
 
 // Gradient buckets as make_buckets (src/parallel/buckets.cpp) forms them: layers in backward
@@ -376,13 +374,15 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
   const double backward = backward_seconds(hw.device, s.model, rows, share);
-  const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n);
-  const double kept = weight_grad_shard_kept(hw.device, s.model, rows, n);
-  p.phases["compute"] +=
-      saved ? backward * (1.0 - *saved)
-      : kept >= 0
-          ? backward - (1.0 - kept) * weight_grad_seconds(hw.device, s.model, rows, share)
-          : backward - (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share);
+  if (const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n)) {
+    p.phases["compute"] += backward * (1.0 - *saved);
+  } else if (const double kept = weight_grad_shard_kept(hw.device, s.model, rows, n); kept >= 0) {
+    p.phases["compute"] +=
+        backward - (1.0 - kept) * weight_grad_seconds(hw.device, s.model, rows, share);
+  } else {
+    p.phases["compute"] +=
+        backward - (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share);
+  }
   p.phases["allreduce"] = layers_with_params(s.model) * hw.device_device.latency;
   p.phases["optimizer"] =
       update_seconds(hw, s, static_cast<double>(s.model.params()) / n, UpdateOf::shared_shard);

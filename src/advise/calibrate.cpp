@@ -103,7 +103,7 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
                     {"shard", p.shard},
                     {"whole_cold", p.whole_cold},
                     {"shard_cold", p.shard_cold}};
-      if (p.whole_step > 0) {
+      if (p.timed_as_step()) {
         point["whole_step"] = p.whole_step;
         point["shard_step"] = p.shard_step;
         point["input_step"] = p.input_step;
@@ -761,13 +761,12 @@ json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
 
 std::string weight_grad_shares(const WeightGradShards& timed) {
   std::string out;
-  const bool step = !timed.points.empty() && timed.points.front().whole_step > 0;
+  const bool step = !timed.points.empty() && timed.points.front().timed_as_step();
   for (const WeightGradGemmSeconds& p : timed.points) {
     out += fmt::format("{}{} rows {:.2f}/{:.2f}", out.empty() ? "" : ", ", p.rows,
                        p.shard / p.whole, p.shard_cold / p.whole_cold);
     if (step) {
-      out += fmt::format("/{:.2f} saves {:.2f}", p.shard_step / p.whole_step,
-                         (p.whole_step - p.shard_step) / (p.whole_step + p.input_step));
+      out += fmt::format("/{:.2f} saves {:.2f}", p.shard_step / p.whole_step, p.step_saved_share());
     }
   }
   return fmt::format(

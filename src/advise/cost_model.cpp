@@ -244,15 +244,21 @@ double one_device_step_seconds(const HardwareProfile& hw, const ModelCost& model
   return one_device(hw, s).step_seconds;
 }
 
+const DenseRateCurve* own_dense_rate(const HardwareProfile& hw, const ModelCost& model) {
+  if (model.widths.empty()) return nullptr;
+  const auto curve =
+      std::find_if(hw.device.dense_rates.begin(), hw.device.dense_rates.end(),
+                   [&](const DenseRateCurve& c) { return c.widths == model.widths; });
+  return curve == hw.device.dense_rates.end() ? nullptr : &*curve;
+}
+
 Prediction predict(const HardwareProfile& hw, const Scenario& s) {
   check(s);
   const Algorithm algorithm = algorithm_for(hw, s);
   // A rate curve measured on this very model replaces the profile's general one.
-  const auto curve =
-      std::find_if(hw.device.dense_rates.begin(), hw.device.dense_rates.end(),
-                   [&](const DenseRateCurve& c) { return c.widths == s.model.widths; });
+  const DenseRateCurve* curve = own_dense_rate(hw, s.model);
   Prediction p;
-  if (curve != hw.device.dense_rates.end()) {
+  if (curve != nullptr) {
     HardwareProfile own = hw;
     own.device.sustained_flops = curve->sustained_flops;
     own.device.half_rows = curve->half_rows;

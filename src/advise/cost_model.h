@@ -144,6 +144,10 @@ void calibrate_pool_to_pool_seconds(HardwareProfile& hardware, const ModelCost& 
 double one_device_step_seconds(const HardwareProfile& hardware, const ModelCost& model,
                                int64_t batch);
 
+// The rate curve the profile measured on this very model (its widths), which predict uses in
+// place of the profile's general rate; nullptr where it has none.
+const DenseRateCurve* own_dense_rate(const HardwareProfile& hardware, const ModelCost& model);
+
 // ConfigError for a batch smaller than the devices, an unknown strategy or an empty
 // model. More devices than the profile has are predicted as if the system had that many
 // of the same devices and links (the caller says it extrapolates).

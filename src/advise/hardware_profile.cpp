@@ -207,7 +207,7 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
       }
       p.input_step = non_negative(c, "input_step", points, 0);
     }
-    if (!out.points.empty() && step != (out.points.front().whole_step > 0)) {
+    if (!out.points.empty() && step != out.points.front().timed_as_step()) {
       throw ConfigError(points + ": point at " + std::to_string(rows) +
                         " rows: whole_step, shard_step and input_step in every point or none");
     }

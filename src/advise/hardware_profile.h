@@ -40,6 +40,10 @@ struct WeightGradGemmSeconds {
   int64_t rows = 0;
   double whole = 0, shard = 0, whole_cold = 0, shard_cold = 0;
   double whole_step = 0, shard_step = 0, input_step = 0;
+
+  bool timed_as_step() const { return whole_step > 0; }
+  // The share of the backward GEMMs (input and whole weight gradients) a device's shards save.
+  double step_saved_share() const { return (whole_step - shard_step) / (whole_step + input_step); }
 };
 // Those timings with the shards of one of `devices` devices, ascending in rows.
 struct WeightGradShards {

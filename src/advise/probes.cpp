@@ -36,9 +36,7 @@ double best_seconds(int repeats, Pass&& pass, Caches caches = Caches::warm) {
   double best = 1e300;
   for (int r = 0; r < std::max(repeats, 1); ++r) {
     if (evictor) evictor->evict();
-    const auto start = Clock::now();
-    pass();
-    best = std::min(best, seconds_since(start));
+    best = std::min(best, seconds_of(pass));
   }
   return best;
 }
@@ -498,14 +496,16 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
   for (const int64_t r : distinct) {
     whole(r);  // each GEMM's primitive created once
     step.whole(r);
-    wholes.push_back({r, 1e300, 0, 1e300, 0, 1e300, 0, 1e300});
+    wholes.push_back(
+        {.rows = r, .whole = 1e300, .whole_cold = 1e300, .whole_step = 1e300, .input_step = 1e300});
   }
   for (const int n : counts) {
     out.push_back({n, {}});
     for (const int64_t r : distinct) {
       shard(r, n);
       step.shard(r, n);
-      out.back().points.push_back({r, 0, 1e300, 0, 1e300, 0, 1e300, 0});
+      out.back().points.push_back(
+          {.rows = r, .shard = 1e300, .shard_cold = 1e300, .shard_step = 1e300});
     }
   }
   for (int round = 0; round < std::max(repeats, 1); ++round) {

@@ -8,6 +8,7 @@
 #include "tandem/optimizers.h"
 
 namespace tandem::detail {
+
 StepGemms::StepGemms(const std::vector<int64_t>& widths, int64_t rows, int replicas, int threads)
     : widths_(widths),
       replicas_(replicas),

@@ -81,6 +81,21 @@ nlohmann::json prediction_json(const Prediction& p) {
           {"bottleneck", p.bottleneck}};
 }
 
+// How tandem calibrate measures the dense rate of a model of these widths (empty: not a chain
+// of Dense layers).
+std::string how_to_measure(const std::vector<int64_t>& widths) {
+  if (widths.empty()) {
+    return "tandem calibrate measures chains of Dense layers, with no other layer between";
+  }
+  if (widths.front() != kImageSize || widths.back() != kClasses) {
+    return fmt::format("tandem calibrate measures dense models of {} inputs and {} classes",
+                       kImageSize, kClasses);
+  }
+  return fmt::format(
+      "`tandem calibrate --also-layers {}` measures its own, with its weight-gradient GEMMs",
+      fmt::join(widths.begin() + 1, widths.end() - 1, ","));
+}
+
 }  // namespace
 
 CLI::App* add_advise_command(CLI::App& app, AdviseOptions& o) {
@@ -261,27 +276,14 @@ int run_advise(const AdviseOptions& o) {
   // its weight-gradient GEMMs: say so, and how to measure it.
   std::optional<bool> own_rate;
   if (!s.model.has_conv() && !hw.device.dense_rates.empty()) {
-    own_rate =
-        std::any_of(hw.device.dense_rates.begin(), hw.device.dense_rates.end(),
-                    [&](const detail::DenseRateCurve& c) { return c.widths == s.model.widths; });
-    const auto& w = s.model.widths;
+    own_rate = detail::own_dense_rate(hw, s.model) != nullptr;
     if (*own_rate) {
       fmt::print("  dense rate: measured on this model by tandem calibrate\n");
-    } else if (w.empty()) {
-      fmt::print(
-          "  dense rate: not measured on this model; predicted from the profile's general rate "
-          "(tandem calibrate measures chains of Dense layers, with no other layer between)\n");
-    } else if (w.front() == kImageSize && w.back() == kClasses) {
-      fmt::print(
-          "  dense rate: not measured on this model; predicted from the profile's general rate "
-          "(`tandem calibrate --also-layers {}` measures its own, with its weight-gradient "
-          "GEMMs)\n",
-          fmt::join(w.begin() + 1, w.end() - 1, ","));
     } else {
       fmt::print(
           "  dense rate: not measured on this model; predicted from the profile's general rate "
-          "(tandem calibrate measures dense models of {} inputs and {} classes)\n",
-          kImageSize, kClasses);
+          "({})\n",
+          how_to_measure(s.model.widths));
     }
   }
   nlohmann::json model_json = {{"parameters", s.model.params()}};
