@@ -280,6 +280,20 @@ double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_
       });
 }
 
+// A figure of the timings for n devices at rows near `rows` (in log rows between two
+// measured row counts, the nearest end's beyond them); nullopt where they were not timed for
+// n devices or the points lack what the figure needs.
+using TimedFigure = double (WeightGradGemmSeconds::*)() const;
+std::optional<double> timed_figure(const DeviceProfile& d, int64_t rows, int n,
+                                   bool (WeightGradGemmSeconds::*has)() const, TimedFigure figure) {
+  const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
+  if (timed == nullptr || !(timed->front().*has)()) return std::nullopt;
+  return log_interpolated(
+      *timed, static_cast<double>(rows),
+      [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
+      [figure](const WeightGradGemmSeconds& p) { return (p.*figure)(); });
+}
+
 // The share of a device's backward that computing only its shard of every weight gradient
 // saves, where calibrate timed the model's backward GEMMs as a step runs them (the `*_step`
 // timings: after the update and forward's read of every parameter, input gradients
@@ -292,12 +306,25 @@ double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_
 // 0.40-0.42 of them, the warm share, where the seed's kept 0.58-0.61, the share with the caches
 // emptied (what the update between two steps leaves in the shared cache decides which).
 std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t rows, int n) {
-  const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
-  if (timed == nullptr || !timed->front().timed_as_step()) return std::nullopt;
-  return log_interpolated(
-      *timed, static_cast<double>(rows),
-      [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
-      [](const WeightGradGemmSeconds& p) { return p.step_saved_share(); });
+  return timed_figure(d, rows, n, &WeightGradGemmSeconds::timed_as_step,
+                      &WeightGradGemmSeconds::step_saved_share);
+}
+
+// A device's forward and backward under weight-gradient sharding over one of its alone, all n
+// devices at once, where calibrate timed the model's steps so (the `*_alone` and `*_shared`
+// timings, steps_at_once.h: the devices' forward reads the shared parameters the others updated
+// their shards of, and each one's shard GEMMs read the others' operands from their cores'
+// caches), at rows near `rows` (in log rows, as weight_grad_shard_kept); nullopt where it did
+// not. In the held-out runs before (held_out_step_gemms_xeon) the 784-256-256-10 model's
+// sharded forward and backward at 16 rows took 1.14-1.38 times one device's steps, which the
+// step-timed GEMMs' rule (no traffic between cores) put at 0.95-0.98: its parameters fit a
+// core's private cache, so each device's read of the shards the other wrote is a transfer
+// between cores. In the runs held out from this (held_out_steps_at_once_xeon) the four models'
+// sharded steps at 16 rows per device came within -13% to +7% of the measured (the rule before:
+// -15% to +17%); 784-8192-10's at 64 rows, between the probe's 48 and 96, -16% to -1%.
+std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t rows, int n) {
+  return timed_figure(d, rows, n, &WeightGradGemmSeconds::timed_at_once,
+                      &WeightGradGemmSeconds::shared_over_alone);
 }
 
 // Gradient buckets as make_buckets (src/parallel/buckets.cpp) forms them: layers in backward
@@ -362,8 +389,11 @@ Prediction single_device(const HardwareProfile& hw, const Scenario& s) {
 // gradients on its rows, hands over its operands per layer, and computes 1/N of every
 // weight gradient over the whole batch (N GEMMs of its rows of the kernel, one per replica's
 // rows: as many FLOPs as its own rows' weight gradient), then updates that 1/N; nothing is
-// summed. Its backward is one device's less what calibrate's timing of the backward GEMMs as a
-// step runs them says the shards save (weight_grad_shard_saved); in profiles without that
+// summed. Its forward and backward are one device's times what calibrate's timing of the
+// model's steps, all devices at once, says they take over one device's alone
+// (shared_steps_over_alone); in profiles without that timing, its forward is one device's and
+// its backward one device's less what calibrate's timing of the backward GEMMs as a step runs
+// them says the shards save (weight_grad_shard_saved); in profiles without that
 // timing, its weight-gradient pass takes what the GEMMs timed warm or cold keep of the whole
 // ones (weight_grad_shard_kept); in profiles without either, the GEMMs write 1/N of each
 // kernel gradient, so their fixed cost is 1/N of a whole one's. A hand-off per layer, a
@@ -374,7 +404,11 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
   const double backward = backward_seconds(hw.device, s.model, rows, share);
-  if (const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n)) {
+  if (const std::optional<double> ratio = shared_steps_over_alone(hw.device, rows, n)) {
+    p.phases["compute"] =
+        (forward_seconds(hw.device, s.model, rows) + backward_seconds(hw.device, s.model, rows)) *
+        *ratio;
+  } else if (const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n)) {
     p.phases["compute"] += backward * (1.0 - *saved);
   } else if (const double kept = weight_grad_shard_kept(hw.device, s.model, rows, n); kept >= 0) {
     p.phases["compute"] +=

@@ -108,6 +108,12 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
         point["shard_step"] = p.shard_step;
         point["input_step"] = p.input_step;
       }
+      if (p.timed_at_once()) {
+        point["forward_alone"] = p.forward_alone;
+        point["backward_alone"] = p.backward_alone;
+        point["forward_shared"] = p.forward_shared;
+        point["backward_shared"] = p.backward_shared;
+      }
       points.push_back(point);
     }
     out.push_back({{"devices", w.devices}, {"points", points}});
@@ -215,7 +221,11 @@ std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
       "Measured: the model's weight-gradient GEMMs on one device of {} thread(s) at {} rows, "
       "best of {}: every kernel's whole gradient, and device 0's shards of N devices for N = "
       "{} (1/N of each kernel's input rows, one GEMM per replica's rows, the first writing, the "
-      "others accumulating), each right after the same pass and with the caches emptied first",
+      "others accumulating), each right after the same pass, with the caches emptied first and "
+      "as a step runs them (after the update and forward's read of every parameter, the input "
+      "gradients interleaved, a shard's update after its GEMMs); and the model's forward and "
+      "backward GEMMs as device 0 alone runs a step and as the N devices at once run the sharded "
+      "reducer's over one shared parameter buffer, each after an untimed step of its kind",
       plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats,
       fmt::join(shard_device_counts(plan.max_devices), ", "));
 }
@@ -768,11 +778,16 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
     if (step) {
       out += fmt::format("/{:.2f} saves {:.2f}", p.shard_step / p.whole_step, p.step_saved_share());
     }
+    if (p.timed_at_once()) out += fmt::format(", steps at once {:.2f}", p.shared_over_alone());
   }
+  const bool once = !timed.points.empty() && timed.points.front().timed_at_once();
   return fmt::format(
-      "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}): "
+      "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}){}: "
       "{}",
       timed.devices, step ? "/as a step runs them; the share of the backward GEMMs saved" : "",
+      once ? "; the sharded reducer's forward and backward with all devices at once over one "
+             "device's alone"
+           : "",
       out);
 }
 

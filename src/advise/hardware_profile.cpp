@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <tuple>
 
 #include "advise/cost_model.h"
@@ -210,6 +211,22 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     if (!out.points.empty() && step != out.points.front().timed_as_step()) {
       throw ConfigError(points + ": point at " + std::to_string(rows) +
                         " rows: whole_step, shard_step and input_step in every point or none");
+    }
+    // The steps at once: all four or none (profiles before 2026-12-06), alike in every point.
+    const char* const at_once[] = {"forward_alone", "backward_alone", "forward_shared",
+                                   "backward_shared"};
+    const bool once = std::any_of(std::begin(at_once), std::end(at_once),
+                                  [&](const char* k) { return c.contains(k); });
+    if (once) {
+      p.forward_alone = positive(c, "forward_alone", points);
+      p.backward_alone = positive(c, "backward_alone", points);
+      p.forward_shared = positive(c, "forward_shared", points);
+      p.backward_shared = positive(c, "backward_shared", points);
+    }
+    if (!out.points.empty() && once != out.points.front().timed_at_once()) {
+      throw ConfigError(points + ": point at " + std::to_string(rows) +
+                        " rows: forward_alone, backward_alone, forward_shared and "
+                        "backward_shared in every point or none");
     }
     out.points.push_back(p);
   }

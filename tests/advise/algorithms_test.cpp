@@ -8,9 +8,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string>
 
 #include "advise/cost_model.h"
 #include "tandem/zoo.h"
@@ -279,18 +281,32 @@ TEST(Algorithms, ShardedWeightGradientsKeepWhatTheirTimedGemmsKeep) {
   EXPECT_NE(untimed, half);
 }
 
+// The seed on 2 devices at 16 rows each, whose 51 MB of parameters outgrow the core's 2 MiB
+// cache, and the phases of its sharded step.
+HardwareProfile sharded_profile() {
+  HardwareProfile hw = cpu_profile();
+  hw.device.private_cache_bytes = 2 << 20;
+  return hw;
+}
+
+Scenario sharded_at_16_rows() {
+  Scenario s = seed(2);
+  s.batch = 32;
+  return s;
+}
+
+std::map<std::string, double> sharded_phases(const HardwareProfile& hw, const Scenario& s) {
+  return simulate(hw, s, Algorithm::weight_grad_shard).phases;
+}
+
 // Timed as a step runs them, the GEMMs say what share of a device's backward its shards save:
 // (whole - shard) / (whole + input gradients), interpolated in log rows, in place of the
 // warm or cold share of the weight-gradient part; a share below zero (shards slower than the
 // whole) adds to the backward.
 TEST(Algorithms, ShardedWeightGradientsSaveWhatTheirStepTimedGemmsSave) {
-  HardwareProfile hw = cpu_profile();
-  hw.device.private_cache_bytes = 2 << 20;
-  Scenario s = seed(2);
-  s.batch = 32;  // 16 rows per device
-  const auto phases = [&](const HardwareProfile& h) {
-    return simulate(h, s, Algorithm::weight_grad_shard).phases;
-  };
+  const HardwareProfile hw = sharded_profile();
+  const Scenario s = sharded_at_16_rows();
+  const auto phases = [&](const HardwareProfile& h) { return sharded_phases(h, s); };
   // The warm and cold figures (kept 1/10) are not used where the step timings are there.
   const auto timed = [&](double whole, double shard, double input) {
     HardwareProfile h = hw;
@@ -323,6 +339,62 @@ TEST(Algorithms, ShardedWeightGradientsSaveWhatTheirStepTimedGemmsSave) {
   }
   // Timed as a step for 4 devices only: 2 devices keep the rule with no timings.
   HardwareProfile four = timed(3e-3, 1e-3, 1e-3), untimed = hw;
+  four.device.row_weight_grad_gemms[0].devices = 4;
+  untimed.device.row_weight_grad_gemms.clear();
+  EXPECT_EQ(phases(four).at("compute"), phases(untimed).at("compute"));
+}
+
+// Timed with all devices at once over one shared parameter buffer, a device's forward and
+// backward are one device's alone (the model's curve, no shares of the cores) times the
+// shared timings' sum over the alone ones, interpolated in log rows, in place of the step-timed
+// GEMMs' saved share; above 1 where the devices' reads of each other's writes cost more than
+// sharding saves.
+TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
+  const HardwareProfile hw = sharded_profile();
+  const Scenario s = sharded_at_16_rows();
+  const auto phases = [&](const HardwareProfile& h) { return sharded_phases(h, s); };
+  // The step-timed GEMMs (they save 1/2) are not used where the steps at once are there.
+  const auto timed = [&](double forward_shared, double backward_shared) {
+    HardwareProfile h = hw;
+    WeightGradGemmSeconds at8{8, 1e-3, 1e-4, 1e-3, 1e-4, 3e-3, 1e-3, 1e-3};
+    at8.forward_alone = 1e-3;
+    at8.backward_alone = 3e-3;
+    at8.forward_shared = forward_shared;
+    at8.backward_shared = backward_shared;
+    WeightGradGemmSeconds at64 = at8;
+    at64.rows = 64;
+    h.device.row_weight_grad_gemms = {{2, {at8, at64}}};
+    return h;
+  };
+  HardwareProfile alone_profile = hw;
+  alone_profile.max_devices = 1;
+  Scenario one = s;
+  one.devices = 1;
+  one.batch = 16;
+  // One device alone at the same rows: forward and backward, no shares of the cores.
+  const double alone = simulate(alone_profile, one, Algorithm::single_device).phases.at("compute");
+  EXPECT_NEAR(phases(timed(1e-3, 3e-3)).at("compute"), alone, 1e-12);
+  EXPECT_NEAR(phases(timed(1.2e-3, 2e-3)).at("compute"), alone * 0.8, 1e-12);
+  EXPECT_NEAR(phases(timed(2e-3, 3e-3)).at("compute"), alone * 1.25, 1e-12);
+  // Between two timed row counts, in log rows: 8 rows take 0.5 and 32 rows 1, so 16 rows 0.75.
+  HardwareProfile between = timed(1e-3, 1e-3);
+  between.device.row_weight_grad_gemms[0].points[1].rows = 32;
+  between.device.row_weight_grad_gemms[0].points[1].forward_shared = 1e-3;
+  between.device.row_weight_grad_gemms[0].points[1].backward_shared = 3e-3;
+  EXPECT_NEAR(phases(between).at("compute"), alone * 0.75, 1e-12);
+  // Only the compute changes: the update, the hand-offs and the barrier are as before.
+  const auto before = phases(hw), after = phases(timed(1.2e-3, 2e-3));
+  for (const char* phase : {"allreduce", "optimizer", "overhead", "input"}) {
+    EXPECT_EQ(before.at(phase), after.at(phase)) << phase;
+  }
+  // Without them, the step-timed GEMMs' rule: 1/2 of the backward saved.
+  HardwareProfile step = timed(1e-3, 3e-3);
+  for (auto& p : step.device.row_weight_grad_gemms[0].points) {
+    p.forward_alone = p.backward_alone = p.forward_shared = p.backward_shared = 0;
+  }
+  EXPECT_LT(phases(step).at("compute"), alone * 0.9);
+  // Timed at once for 4 devices only: 2 devices keep the rule with no timings.
+  HardwareProfile four = timed(2e-3, 3e-3), untimed = hw;
   four.device.row_weight_grad_gemms[0].devices = 4;
   untimed.device.row_weight_grad_gemms.clear();
   EXPECT_EQ(phases(four).at("compute"), phases(untimed).at("compute"));

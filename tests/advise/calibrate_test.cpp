@@ -36,8 +36,9 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
     EXPECT_EQ(w.points[1].rows, 8);
     for (size_t i = 0; i < 2; ++i) {
       const auto& g = w.points[i];
-      for (const double t : {g.whole, g.shard, g.whole_cold, g.shard_cold, g.whole_step,
-                             g.shard_step, g.input_step}) {
+      for (const double t :
+           {g.whole, g.shard, g.whole_cold, g.shard_cold, g.whole_step, g.shard_step, g.input_step,
+            g.forward_alone, g.backward_alone, g.forward_shared, g.backward_shared}) {
         EXPECT_GT(t, 0);
         EXPECT_LT(t, 1);
       }

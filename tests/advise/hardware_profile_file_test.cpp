@@ -387,6 +387,14 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
     point["input_step"] = 1e-4;
   }
   two["points"][1]["input_step"] = 1.5e-4;
+  // Steps at once (since 2026-12-06): the 2 devices' points; the 4's as before.
+  for (json& point : two["points"]) {
+    point["forward_alone"] = 1e-3;
+    point["backward_alone"] = 2e-3;
+    point["forward_shared"] = 1.1e-3;
+    point["backward_shared"] = 1.6e-3;
+  }
+  two["points"][1]["backward_shared"] = 2.9e-3;
   j["device"]["dense_rates"] = {{{"widths", {784, 256, 10}},
                                  {"sustained_flops", 1e11},
                                  {"half_rows", 12},
@@ -408,6 +416,13 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_DOUBLE_EQ(timed[0].points[1].input_step, 1.5e-4);
   EXPECT_EQ(timed[1].points[0].whole_step, 0);  // not timed as a step
   EXPECT_EQ(timed[1].points[1].input_step, 0);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].forward_alone, 1e-3);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].backward_alone, 2e-3);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].forward_shared, 1.1e-3);
+  EXPECT_DOUBLE_EQ(timed[0].points[1].backward_shared, 2.9e-3);
+  EXPECT_DOUBLE_EQ(timed[0].points[0].shared_over_alone(), 0.9);
+  EXPECT_DOUBLE_EQ(timed[0].points[1].shared_over_alone(), 4.0 / 3.0);
+  EXPECT_FALSE(timed[1].points[0].timed_at_once());
   json one = j;
   one["device"]["dense_rates"][0]["weight_grad_gemms"] = two;
   const auto single = load_hardware_profile(write_profile(dir, one)).device.dense_rates.at(0);
@@ -439,6 +454,19 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
              }
            },
            "point at 48 rows: whole_step, shard_step and input_step in every point or none"},
+          {[](json& g) { g[0]["points"][0]["forward_shared"] = 0; },
+           "'forward_shared' must be > 0"},
+          {[](json& g) { g[0]["points"][1].erase("backward_alone"); },
+           "missing number 'backward_alone'"},
+          {[](json& g) { g[1]["points"][1]["forward_alone"] = 1e-3; }, "backward_alone"},
+          {[](json& g) {
+             for (const char* k :
+                  {"forward_alone", "backward_alone", "forward_shared", "backward_shared"}) {
+               g[0]["points"][0].erase(k);
+             }
+           },
+           "point at 48 rows: forward_alone, backward_alone, forward_shared and backward_shared "
+           "in every point or none"},
       });
 }
 

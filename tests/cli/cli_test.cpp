@@ -520,8 +520,9 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     for (size_t i = 0; i < 3; ++i) {
       const auto& point = gemms.at("points")[i];
       EXPECT_EQ(point.at("rows"), std::vector<int>({8, 256, 2048})[i]);
-      for (const char* time : {"whole", "shard", "whole_cold", "shard_cold", "whole_step",
-                               "shard_step", "input_step"}) {
+      for (const char* time :
+           {"whole", "shard", "whole_cold", "shard_cold", "whole_step", "shard_step", "input_step",
+            "forward_alone", "backward_alone", "forward_shared", "backward_shared"}) {
         EXPECT_GT(point.at(time).get<double>(), 0) << time;
       }
     }

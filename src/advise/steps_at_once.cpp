@@ -1,0 +1,187 @@
+#include "advise/steps_at_once.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "profile/phase_timer.h"
+#include "tandem/error.h"
+#include "tandem/optimizers.h"
+
+namespace tandem::detail {
+
+namespace {
+
+// `devices`, once the probe's arguments are checked.
+int checked_devices(const std::vector<int64_t>& widths, int64_t rows, int devices) {
+  if (widths.size() < 2 || devices < 1 || rows < 1) {
+    throw Error("steps-at-once probe: a model of one or more layers, 1 or more devices and rows");
+  }
+  return devices;
+}
+
+}  // namespace
+
+StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int devices, int threads)
+    : widths_(widths),
+      devices_(checked_devices(widths, rows, devices)),
+      group_(plan_devices(devices_, threads)),
+      kernel_(make_optimizer_kernel(RMSprop())),
+      each_(devices_) {
+  for (size_t l = 0; l + 1 < widths.size(); ++l) {
+    offsets_.push_back(params_);
+    params_ += widths[l] * widths[l + 1] + widths[l + 1];
+  }
+  w_.resize(params_);
+  s_.resize(params_);  // zeros
+  std::fill(w_.data(), w_.data() + params_, 1e-3f);
+  for (int d = 0; d < devices; ++d) {
+    backends_.push_back(make_cpu_backend(group_.plan().threads_per_device));
+    g_.emplace_back(params_);
+  }
+  for (size_t l = 0; l < widths.size(); ++l) {
+    for (int d = 0; d < devices; ++d) {
+      x_.emplace_back(rows * widths[l]);
+      dz_.emplace_back(rows * widths[l]);
+      std::fill(x_.back().data(), x_.back().data() + rows * widths[l], 0.5f);
+      std::fill(dz_.back().data(), dz_.back().data() + rows * widths[l], 1e-3f);
+    }
+  }
+}
+
+float* StepsAtOnce::x(size_t layer, int device) {
+  return x_[layer * devices_ + device].data();
+}
+
+// dz(l): the gradient of layer l's input; dz(l + 1) that of its output.
+float* StepsAtOnce::dz(size_t layer, int device) {
+  return dz_[layer * devices_ + device].data();
+}
+
+// x(l + 1) (rows, units) = relu(x(l) (rows, in) . kernel (in, units) + bias); the last layer's
+// without the relu.
+void StepsAtOnce::forward(int device, int64_t rows, Seconds& out) {
+  Backend& backend = *backends_[device];
+  out.forward += seconds_of([&] {
+    for (size_t l = 0; l + 1 < widths_.size(); ++l) {
+      const int64_t in = widths_[l], units = widths_[l + 1];
+      backend.gemm(
+          {.m = rows,
+           .n = units,
+           .k = in,
+           .a = x(l, device),
+           .b = w_.data() + offsets_[l],
+           .c = x(l + 1, device),
+           .bias = w_.data() + offsets_[l] + in * units,
+           .activation = l + 2 < widths_.size() ? ActivationKind::relu : ActivationKind::linear});
+    }
+  });
+}
+
+// dz(l) (rows, in) = dz(l + 1) (rows, units) . kernel^T; none for the first layer.
+void StepsAtOnce::input_gradient(int device, size_t layer, int64_t rows, Seconds& out) {
+  if (layer == 0) return;
+  out.backward += seconds_of([&] {
+    backends_[device]->gemm({.m = rows,
+                             .n = widths_[layer],
+                             .k = widths_[layer + 1],
+                             .a = dz(layer + 1, device),
+                             .b = w_.data() + offsets_[layer],
+                             .trans_b = true,
+                             .c = dz(layer, device)});
+  });
+}
+
+void StepsAtOnce::update(int device, int64_t begin, int64_t end) {
+  float* slots[] = {s_.data()};
+  kernel_->update(w_.data(), g_[device].data(), slots, begin, end, iteration_, 1e-3,
+                  backends_[device]->threads(), 0);
+}
+
+StepsAtOnce::Seconds StepsAtOnce::alone(int64_t rows) {
+  Seconds out;
+  for (int pass = 0; pass < 2; ++pass) {
+    out = {};
+    ++iteration_;
+    alone_pass(rows, out);
+  }
+  return out;
+}
+
+void StepsAtOnce::alone_pass(int64_t rows, Seconds& out) {
+  group_.run([&](int d) {
+    if (d != 0) return;
+    forward(0, rows, out);
+    for (size_t l = widths_.size() - 1; l-- > 0;) {
+      input_gradient(0, l, rows, out);
+      const int64_t in = widths_[l], units = widths_[l + 1];
+      out.backward += seconds_of([&] {
+        // kernel gradient (in, units) = x(l)^T (in, rows) . dz(l + 1) (rows, units)
+        backends_[0]->gemm({.m = in,
+                            .n = units,
+                            .k = rows,
+                            .a = x(l, 0),
+                            .trans_a = true,
+                            .b = dz(l + 1, 0),
+                            .c = g_[0].data() + offsets_[l]});
+      });
+    }
+    update(0, 0, params_);
+  });
+}
+
+StepsAtOnce::Seconds StepsAtOnce::shared(int64_t rows) {
+  for (int pass = 0; pass < 2; ++pass) {
+    ++iteration_;
+    std::fill(each_.begin(), each_.end(), Seconds{});
+    shared_pass(rows);
+  }
+  const int n = devices_;
+  Seconds mean;
+  for (const Seconds& s : each_) {
+    mean.forward += s.forward / n;
+    mean.backward += s.backward / n;
+  }
+  // Read back, so that the passes are not optimized away; finite unless the update went wrong.
+  double sum = 0;
+  for (int64_t i = 0; i < params_; i += 16) sum += w_.data()[i];
+  if (!std::isfinite(sum)) {
+    throw Error("steps-at-once probe: the parameters became " + std::to_string(sum));
+  }
+  return mean;
+}
+
+void StepsAtOnce::shared_pass(int64_t rows) {
+  const int n = devices_;
+  group_.run([&](int d) {
+    Seconds& out = each_[d];
+    forward(d, rows, out);
+    for (size_t l = widths_.size() - 1; l-- > 0;) {
+      input_gradient(d, l, rows, out);
+      group_.barrier().wait();  // every device's operands of the layer are there
+      const int64_t in = widths_[l], units = widths_[l + 1];
+      const int64_t per = (in + n - 1) / n;
+      const int64_t i0 = std::min(in, per * d), i1 = std::min(in, i0 + per);
+      float* kernel_grad = g_[d].data() + offsets_[l];
+      if (i0 < i1) {
+        out.backward += seconds_of([&] {
+          for (int q = 0; q < n; ++q) {
+            // rows [i0, i1) of x_q^T (in, rows) . dz_q (rows, units)
+            backends_[d]->gemm({.m = i1 - i0,
+                                .n = units,
+                                .k = rows,
+                                .a = x(l, q) + i0,
+                                .trans_a = true,
+                                .b = dz(l + 1, q),
+                                .c = kernel_grad + i0 * units,
+                                .accumulate = q > 0,
+                                .lda = in});
+          }
+        });
+        update(d, offsets_[l] + i0 * units, offsets_[l] + i1 * units);
+      }
+      if (d == 0) update(d, offsets_[l] + in * units, offsets_[l] + in * units + units);
+    }
+  });
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,72 @@
+// A dense model's forward and backward GEMMs on several devices at once, as mirrored's sharded
+// reducer runs them over one shared parameter buffer, against one device alone: calibrate's
+// weight-gradient probe (probes.h, weight_grad_gemm_seconds, the `*_alone` and `*_shared`
+// timings).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "backend/backend.h"
+#include "core/aligned_buffer.h"
+#include "optim/optimizer_kernel.h"
+#include "parallel/device_group.h"
+
+namespace tandem::detail {
+
+// The model Input(widths[0]) -> Dense(widths[1], relu) -> ... -> Dense(widths.back()) on a
+// DeviceGroup of `devices` devices of `threads` threads each: one flat parameter buffer and
+// RMSprop accumulator laid out as the model's (each kernel (in, units), then its bias), and
+// each device's own gradient buffer, layer inputs (forward writes the next layer's) and output
+// gradients (backward's input gradients write the previous layer's), up to `rows` rows.
+// Each timed step follows an untimed one of its kind, as a run's step follows its last (for a
+// model that fits the cores' caches, what the last step left where decides the time). What
+// the probe leaves out of a step: the loss, the relu's derivative, the input rows' copy.
+// RMSprop (Keras's and tandem train's default) whatever the model trains with.
+class StepsAtOnce {
+ public:
+  struct Seconds {
+    double forward = 0;   // the forward GEMMs (bias and relu fused, as nn/dense.cpp's)
+    double backward = 0;  // the input-gradient and weight-gradient GEMMs
+  };
+
+  StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int devices, int threads);
+
+  // Device 0 alone, as single_device.cpp runs a step: forward, then per layer, last first, the
+  // input gradient and the kernel's whole gradient, then the update of every parameter.
+  Seconds alone(int64_t rows);
+
+  // Every device at once, as mirrored's sharded reducer over shared parameters runs a step
+  // (parallel/grad_reducer.cpp, WeightGradShardReducer): forward over the shared parameters
+  // (other devices updated their shards of them in the last step), then per layer, last first,
+  // the input gradient, a wait for every device's operands of the layer, the device's 1/n of
+  // the kernel's gradient over every device's rows (one GEMM per device, the first writing,
+  // the others accumulating; the others' operands in their cores' caches), and the update of
+  // that shard (device 0 also each bias's). The devices' mean.
+  Seconds shared(int64_t rows);
+
+ private:
+  float* x(size_t layer, int device);
+  float* dz(size_t layer, int device);
+  void forward(int device, int64_t rows, Seconds& out);
+  void input_gradient(int device, size_t layer, int64_t rows, Seconds& out);
+  void update(int device, int64_t begin, int64_t end);
+  void alone_pass(int64_t rows, Seconds& out);
+  void shared_pass(int64_t rows);  // into each_
+
+  std::vector<int64_t> widths_;
+  int devices_;
+  DeviceGroup group_;
+  std::vector<std::unique_ptr<Backend>> backends_;
+  std::unique_ptr<OptimizerKernel> kernel_;
+  std::vector<int64_t> offsets_;  // each layer's kernel in the flat buffers
+  int64_t params_ = 0;
+  AlignedBuffer w_, s_;
+  std::vector<AlignedBuffer> g_;       // per device
+  std::vector<AlignedBuffer> x_, dz_;  // layer * devices_ + device; x_ has the output too
+  std::vector<Seconds> each_;          // per device, the last pass's
+  int64_t iteration_ = 0;
+};
+
+}  // namespace tandem::detail
