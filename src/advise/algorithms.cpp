@@ -403,19 +403,19 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   const int64_t rows = rows_per_device(s);
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
-  const double backward = backward_seconds(hw.device, s.model, rows, share);
+  const auto backward = [&] { return backward_seconds(hw.device, s.model, rows, share); };
   if (const std::optional<double> ratio = shared_steps_over_alone(hw.device, rows, n)) {
     p.phases["compute"] =
         (forward_seconds(hw.device, s.model, rows) + backward_seconds(hw.device, s.model, rows)) *
         *ratio;
   } else if (const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n)) {
-    p.phases["compute"] += backward * (1.0 - *saved);
+    p.phases["compute"] += backward() * (1.0 - *saved);
   } else if (const double kept = weight_grad_shard_kept(hw.device, s.model, rows, n); kept >= 0) {
     p.phases["compute"] +=
-        backward - (1.0 - kept) * weight_grad_seconds(hw.device, s.model, rows, share);
+        backward() - (1.0 - kept) * weight_grad_seconds(hw.device, s.model, rows, share);
   } else {
     p.phases["compute"] +=
-        backward - (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share);
+        backward() - (1.0 - 1.0 / n) * weight_grad_fixed_seconds(hw.device, s.model, rows, share);
   }
   p.phases["allreduce"] = layers_with_params(s.model) * hw.device_device.latency;
   p.phases["optimizer"] =

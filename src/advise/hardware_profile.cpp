@@ -218,10 +218,11 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     const bool once = std::any_of(std::begin(at_once), std::end(at_once),
                                   [&](const char* k) { return c.contains(k); });
     if (once) {
-      p.forward_alone = positive(c, "forward_alone", points);
-      p.backward_alone = positive(c, "backward_alone", points);
-      p.forward_shared = positive(c, "forward_shared", points);
-      p.backward_shared = positive(c, "backward_shared", points);
+      const std::string point = points + ": point at " + std::to_string(rows) + " rows";
+      p.forward_alone = positive(c, "forward_alone", point);
+      p.backward_alone = positive(c, "backward_alone", point);
+      p.forward_shared = positive(c, "forward_shared", point);
+      p.backward_shared = positive(c, "backward_shared", point);
     }
     if (!out.points.empty() && once != out.points.front().timed_at_once()) {
       throw ConfigError(points + ": point at " + std::to_string(rows) +

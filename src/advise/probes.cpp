@@ -488,10 +488,6 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
   };
   CacheEvictor evictor;
   StepGemms step(widths, most_rows, counts.back(), threads);
-  std::vector<std::unique_ptr<StepsAtOnce>> at_once;  // per device count
-  for (const int n : counts) {
-    at_once.push_back(std::make_unique<StepsAtOnce>(widths, most_rows, n, threads));
-  }
   std::vector<int64_t> distinct = rows;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
@@ -504,14 +500,11 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
     wholes.push_back(
         {.rows = r, .whole = 1e300, .whole_cold = 1e300, .whole_step = 1e300, .input_step = 1e300});
   }
-  for (size_t k = 0; k < counts.size(); ++k) {
-    const int n = counts[k];
+  for (const int n : counts) {
     out.push_back({n, {}});
     for (const int64_t r : distinct) {
       shard(r, n);
       step.shard(r, n);
-      at_once[k]->alone(r);
-      at_once[k]->shared(r);
       out.back().points.push_back({.rows = r,
                                    .shard = 1e300,
                                    .shard_cold = 1e300,
@@ -532,15 +525,27 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
       const StepGemms::Seconds whole_step = step.whole(r);
       w.input_step = std::min(w.input_step, whole_step.input);
       w.whole_step = std::min(w.whole_step, whole_step.weight);
-      for (size_t k = 0; k < out.size(); ++k) {
-        WeightGradShards& s = out[k];
+      for (WeightGradShards& s : out) {
         WeightGradGemmSeconds& m = s.points[i];
         evictor.evict();
         m.shard_cold = std::min(m.shard_cold, seconds_of([&] { shard(r, s.devices); }));
         m.shard = std::min(m.shard, seconds_of([&] { shard(r, s.devices); }));
         m.shard_step = std::min(m.shard_step, step.shard(r, s.devices).weight);
-        const StepsAtOnce::Seconds alone = at_once[k]->alone(r);
-        const StepsAtOnce::Seconds shared = at_once[k]->shared(r);
+      }
+    }
+  }
+  // The steps at once, one device count at a time (each holds every device's buffers).
+  for (WeightGradShards& s : out) {
+    StepsAtOnce at_once(widths, most_rows, s.devices, threads);
+    for (const int64_t r : distinct) {  // each GEMM's primitive created once
+      at_once.alone(r);
+      at_once.shared(r);
+    }
+    for (int round = 0; round < std::max(repeats, 1); ++round) {
+      for (size_t i = 0; i < distinct.size(); ++i) {
+        WeightGradGemmSeconds& m = s.points[i];
+        const StepsAtOnce::Seconds alone = at_once.alone(distinct[i]);
+        const StepsAtOnce::Seconds shared = at_once.shared(distinct[i]);
         m.forward_alone = std::min(m.forward_alone, alone.forward);
         m.backward_alone = std::min(m.backward_alone, alone.backward);
         m.forward_shared = std::min(m.forward_shared, shared.forward);

@@ -1,5 +1,8 @@
 #include "advise/steps_at_once.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -13,16 +16,30 @@ namespace {
 
 // `devices`, once the probe's arguments are checked.
 int checked_devices(const std::vector<int64_t>& widths, int64_t rows, int devices) {
-  if (widths.size() < 2 || devices < 1 || rows < 1) {
-    throw Error("steps-at-once probe: a model of one or more layers, 1 or more devices and rows");
+  if (widths.size() < 2 || devices < 1 || rows < 1 ||
+      std::any_of(widths.begin(), widths.end(), [](int64_t w) { return w < 1; })) {
+    throw ConfigError(fmt::format(
+        "steps-at-once probe: needs a model of 1 or more layers of 1 or more units, 1 or more "
+        "devices and rows; got widths {}, {} devices, {} rows",
+        fmt::join(widths, "-"), devices, rows));
   }
   return devices;
+}
+
+// A fixed pattern in [-scale, scale], of both signs, so that about half of each layer's relu
+// units stay open step after step (all one sign would close them all after one update).
+void fill_pattern(float* p, int64_t n, float scale) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    p[i] = scale * (static_cast<float>(h >> 16) / 32768.0f - 1.0f);
+  }
 }
 
 }  // namespace
 
 StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int devices, int threads)
     : widths_(widths),
+      rows_(rows),
       devices_(checked_devices(widths, rows, devices)),
       group_(plan_devices(devices_, threads)),
       kernel_(make_optimizer_kernel(RMSprop())),
@@ -33,19 +50,35 @@ StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int d
   }
   w_.resize(params_);
   s_.resize(params_);  // zeros
-  std::fill(w_.data(), w_.data() + params_, 1e-3f);
+  fill_pattern(w_.data(), params_, 0.05f);
   for (int d = 0; d < devices; ++d) {
     backends_.push_back(make_cpu_backend(group_.plan().threads_per_device));
     g_.emplace_back(params_);
   }
   for (size_t l = 0; l < widths.size(); ++l) {
     for (int d = 0; d < devices; ++d) {
-      x_.emplace_back(rows * widths[l]);
-      dz_.emplace_back(rows * widths[l]);
-      std::fill(x_.back().data(), x_.back().data() + rows * widths[l], 0.5f);
-      std::fill(dz_.back().data(), dz_.back().data() + rows * widths[l], 1e-3f);
+      const int64_t n = rows * widths[l];
+      x_.emplace_back(n);
+      fill_pattern(x_.back().data(), n, 1.0f);
+      dz_.emplace_back(l > 0 ? n : 0);
+      if (l > 0) fill_pattern(dz_.back().data(), n, 1e-3f);  // the last: the loss's gradient
     }
   }
+}
+
+void StepsAtOnce::check_rows(int64_t rows) const {
+  if (rows < 1 || rows > rows_) {
+    throw ConfigError(fmt::format(
+        "steps-at-once probe: a pass of {} rows; its buffers hold 1 to {}", rows, rows_));
+  }
+}
+
+const float* StepsAtOnce::input(size_t layer, int device) const {
+  return x_[layer * devices_ + device].data();
+}
+
+const float* StepsAtOnce::output_gradient(size_t layer, int device) const {
+  return dz_[(layer + 1) * devices_ + device].data();
 }
 
 float* StepsAtOnce::x(size_t layer, int device) {
@@ -98,6 +131,7 @@ void StepsAtOnce::update(int device, int64_t begin, int64_t end) {
 }
 
 StepsAtOnce::Seconds StepsAtOnce::alone(int64_t rows) {
+  check_rows(rows);
   Seconds out;
   for (int pass = 0; pass < 2; ++pass) {
     out = {};
@@ -130,6 +164,7 @@ void StepsAtOnce::alone_pass(int64_t rows, Seconds& out) {
 }
 
 StepsAtOnce::Seconds StepsAtOnce::shared(int64_t rows) {
+  check_rows(rows);
   for (int pass = 0; pass < 2; ++pass) {
     ++iteration_;
     std::fill(each_.begin(), each_.end(), Seconds{});
@@ -145,7 +180,7 @@ StepsAtOnce::Seconds StepsAtOnce::shared(int64_t rows) {
   double sum = 0;
   for (int64_t i = 0; i < params_; i += 16) sum += w_.data()[i];
   if (!std::isfinite(sum)) {
-    throw Error("steps-at-once probe: the parameters became " + std::to_string(sum));
+    throw NumericError("steps-at-once probe: the parameters became " + std::to_string(sum));
   }
   return mean;
 }

@@ -46,9 +46,19 @@ class StepsAtOnce {
   // that shard (device 0 also each bias's). The devices' mean.
   Seconds shared(int64_t rows);
 
+  // What the last pass left, for checking it: layer `layer`'s input on `device` (rows, in),
+  // the gradient of its output (rows, units), and the device's gradient buffer, each kernel
+  // (in, units) at kernel_offset(layer); alone writes device 0's whole kernels, shared each
+  // device's rows [d * ceil(in / n), ...) of every kernel.
+  const float* input(size_t layer, int device) const;
+  const float* output_gradient(size_t layer, int device) const;
+  const float* gradients(int device) const { return g_[device].data(); }
+  int64_t kernel_offset(size_t layer) const { return offsets_[layer]; }
+
  private:
   float* x(size_t layer, int device);
   float* dz(size_t layer, int device);
+  void check_rows(int64_t rows) const;
   void forward(int device, int64_t rows, Seconds& out);
   void input_gradient(int device, size_t layer, int64_t rows, Seconds& out);
   void update(int device, int64_t begin, int64_t end);
@@ -56,16 +66,20 @@ class StepsAtOnce {
   void shared_pass(int64_t rows);  // into each_
 
   std::vector<int64_t> widths_;
+  int64_t rows_;  // the most rows a pass may take
   int devices_;
   DeviceGroup group_;
   std::vector<std::unique_ptr<Backend>> backends_;
   std::unique_ptr<OptimizerKernel> kernel_;
   std::vector<int64_t> offsets_;  // each layer's kernel in the flat buffers
   int64_t params_ = 0;
-  AlignedBuffer w_, s_;
-  std::vector<AlignedBuffer> g_;       // per device
-  std::vector<AlignedBuffer> x_, dz_;  // layer * devices_ + device; x_ has the output too
-  std::vector<Seconds> each_;          // per device, the last pass's
+  AlignedBuffer w_, s_;           // (params_): parameters, RMSprop's accumulator
+  std::vector<AlignedBuffer> g_;  // per device, (params_)
+  // Per layer l (0 .. widths_.size() - 1) and device d, at [l * devices_ + d]: x_ the layer's
+  // input (rows_, widths_[l]) (the last: the model's output), dz_ the gradient of it (the
+  // first: none, and not allocated).
+  std::vector<AlignedBuffer> x_, dz_;
+  std::vector<Seconds> each_;  // per device, the last pass's
   int64_t iteration_ = 0;
 };
 

@@ -455,10 +455,11 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
            },
            "point at 48 rows: whole_step, shard_step and input_step in every point or none"},
           {[](json& g) { g[0]["points"][0]["forward_shared"] = 0; },
-           "'forward_shared' must be > 0"},
+           "point at 12 rows: 'forward_shared' must be > 0"},
           {[](json& g) { g[0]["points"][1].erase("backward_alone"); },
+           "point at 48 rows: missing number 'backward_alone'"},
+          {[](json& g) { g[1]["points"][1]["forward_alone"] = 1e-3; },
            "missing number 'backward_alone'"},
-          {[](json& g) { g[1]["points"][1]["forward_alone"] = 1e-3; }, "backward_alone"},
           {[](json& g) {
              for (const char* k :
                   {"forward_alone", "backward_alone", "forward_shared", "backward_shared"}) {

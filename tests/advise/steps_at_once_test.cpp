@@ -2,16 +2,74 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "tandem/error.h"
 
 namespace tandem::detail {
 namespace {
 
+const std::vector<int64_t> kWidths = {33, 24, 17, 10};
+
+// The largest difference between rows [i0, i1) of layer l's kernel gradient in `device`'s
+// buffer and the sum over devices q in `from` of input(l, q)^T (in, rows) . output_gradient(l,
+// q) (rows, units), as the probe left them, and that sum's largest magnitude.
+struct Check {
+  double error = 0, largest = 0;
+};
+Check kernel_gradient(const StepsAtOnce& p, size_t l, int device, const std::vector<int>& from,
+                      int64_t rows, int64_t i0, int64_t i1) {
+  const int64_t in = kWidths[l], units = kWidths[l + 1];
+  const float* g = p.gradients(device) + p.kernel_offset(l);
+  Check c;
+  for (int64_t i = i0; i < i1; ++i) {
+    for (int64_t j = 0; j < units; ++j) {
+      double want = 0;
+      for (const int q : from) {
+        for (int64_t r = 0; r < rows; ++r) {
+          want += static_cast<double>(p.input(l, q)[r * in + i]) *
+                  static_cast<double>(p.output_gradient(l, q)[r * units + j]);
+        }
+      }
+      c.error = std::max(c.error, std::abs(want - g[i * units + j]));
+      c.largest = std::max(c.largest, std::abs(want));
+    }
+  }
+  return c;
+}
+
+// Each pass computes the gradients it times: alone, device 0's whole kernel gradients from its
+// own rows; shared, each device's rows [d * ceil(in / 2), ...) of every kernel from both
+// devices' rows, at fewer rows than the buffers hold too. The gradients are not all zero (the
+// relu units stay open), so a wrong offset or leading dimension shows.
+TEST(StepsAtOnce, EachPassComputesTheGradientsItTimes) {
+  StepsAtOnce probe(kWidths, 8, 2, 1);
+  for (const int64_t rows : {8, 5}) {
+    probe.alone(rows);
+    for (size_t l = 0; l + 1 < kWidths.size(); ++l) {
+      const Check c = kernel_gradient(probe, l, 0, {0}, rows, 0, kWidths[l]);
+      EXPECT_GT(c.largest, 1e-6) << "layer " << l;
+      EXPECT_LE(c.error, 1e-4 * c.largest) << "alone, layer " << l << ", " << rows << " rows";
+    }
+    probe.shared(rows);
+    for (size_t l = 0; l + 1 < kWidths.size(); ++l) {
+      const int64_t per = (kWidths[l] + 1) / 2;
+      for (const int d : {0, 1}) {
+        const int64_t i0 = per * d, i1 = std::min(kWidths[l], i0 + per);
+        const Check c = kernel_gradient(probe, l, d, {0, 1}, rows, i0, i1);
+        EXPECT_GT(c.largest, 1e-6) << "layer " << l << ", device " << d;
+        EXPECT_LE(c.error, 1e-4 * c.largest)
+            << "shared, layer " << l << ", device " << d << ", " << rows << " rows";
+      }
+    }
+  }
+}
+
 // Both passes take time on one device and on two at once (a broken clock or a pass that runs
-// nothing would give 0), fewer rows than the buffers hold included; a model without a layer,
-// no devices or no rows are refused.
+// nothing would give 0); more rows than the buffers hold, a model without a layer, no devices
+// or no rows are refused.
 TEST(StepsAtOnce, AloneAndSharedStepsTakeTime) {
   for (const int devices : {1, 2}) {
     StepsAtOnce probe({32, 24, 16, 10}, 8, devices, 1);
@@ -23,10 +81,12 @@ TEST(StepsAtOnce, AloneAndSharedStepsTakeTime) {
         EXPECT_TRUE(std::isfinite(t));
       }
     }
+    EXPECT_THROW(probe.alone(9), ConfigError);
+    EXPECT_THROW(probe.shared(0), ConfigError);
   }
-  EXPECT_THROW(StepsAtOnce({32}, 8, 2, 1), Error);
-  EXPECT_THROW(StepsAtOnce({32, 10}, 8, 0, 1), Error);
-  EXPECT_THROW(StepsAtOnce({32, 10}, 0, 2, 1), Error);
+  EXPECT_THROW(StepsAtOnce({32}, 8, 2, 1), ConfigError);
+  EXPECT_THROW(StepsAtOnce({32, 10}, 8, 0, 1), ConfigError);
+  EXPECT_THROW(StepsAtOnce({32, 10}, 0, 2, 1), ConfigError);
 }
 
 }  // namespace
