@@ -248,6 +248,13 @@ double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t r
   return s;
 }
 
+// The model's weight-gradient timings for n devices; nullptr where none were timed.
+const WeightGradShards* timed_for(const DeviceProfile& d, int n) {
+  const auto timed = std::find_if(d.row_weight_grad_gemms.begin(), d.row_weight_grad_gemms.end(),
+                                  [n](const WeightGradShards& w) { return w.devices == n; });
+  return timed == d.row_weight_grad_gemms.end() ? nullptr : &*timed;
+}
+
 // What a device of n keeps of that part when it computes only its shard of every weight
 // gradient: the model's shards' GEMMs over its whole kernels' GEMMs as calibrate timed them
 // at rows near `rows` (in log rows between two measured row counts, the nearest end's beyond
@@ -261,10 +268,8 @@ double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t r
 // of it stays in the cache for the accumulating GEMMs); the 784-256-256-10 model's, warm, 1.11-1.34
 // at 12 and 24.
 const std::vector<WeightGradGemmSeconds>* timed_shards(const DeviceProfile& d, int n) {
-  const auto timed = std::find_if(d.row_weight_grad_gemms.begin(), d.row_weight_grad_gemms.end(),
-                                  [n](const WeightGradShards& w) { return w.devices == n; });
-  if (timed == d.row_weight_grad_gemms.end() || timed->points.empty()) return nullptr;
-  return &timed->points;
+  const WeightGradShards* timed = timed_for(d, n);
+  return timed == nullptr || timed->points.empty() ? nullptr : &timed->points;
 }
 
 double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_t rows, int n) {
@@ -321,10 +326,19 @@ std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t ro
 // core's private cache, so each device's read of the shards the other wrote is a transfer
 // between cores. In the runs held out from this (held_out_steps_at_once_xeon) the four models'
 // sharded steps at 16 rows per device came within -13% to +7% of the measured (the rule before:
-// -15% to +17%); 784-8192-10's at 64 rows, between the probe's 48 and 96, -16% to -1%.
+// -15% to +17%); 784-8192-10's at 64 rows, between the probe's 48 and 96, -16% to -1%. The
+// timings are the profile's own rows (calibrate's: the points'); timing them also at thirds of
+// an octave between did not help on a fresh set (held_out_thirds_xeon), where the probe's alone
+// pass ran at 0.73-0.91 of one device's steps at 16 rows and put the sharded step of
+// 784-8192-10 at 16 rows +8% to +19% over (docs/SCALING.md, "Steps at once at thirds of an
+// octave").
 std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t rows, int n) {
-  return timed_figure(d, rows, n, &WeightGradGemmSeconds::timed_at_once,
-                      &WeightGradGemmSeconds::shared_over_alone);
+  const WeightGradShards* timed = timed_for(d, n);
+  if (timed == nullptr || timed->at_once.empty()) return std::nullopt;
+  return log_interpolated(
+      timed->at_once, static_cast<double>(rows),
+      [](const StepsAtOnceSeconds& a) { return static_cast<double>(a.rows); },
+      [](const StepsAtOnceSeconds& a) { return a.shared_over_alone(); });
 }
 
 // Gradient buckets as make_buckets (src/parallel/buckets.cpp) forms them: layers in backward

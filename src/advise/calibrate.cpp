@@ -108,15 +108,16 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
         point["shard_step"] = p.shard_step;
         point["input_step"] = p.input_step;
       }
-      if (p.timed_at_once()) {
-        point["forward_alone"] = p.forward_alone;
-        point["backward_alone"] = p.backward_alone;
-        point["forward_shared"] = p.forward_shared;
-        point["backward_shared"] = p.backward_shared;
-      }
       points.push_back(point);
     }
     out.push_back({{"devices", w.devices}, {"points", points}});
+    for (const StepsAtOnceSeconds& a : w.at_once) {
+      out.back()["steps_at_once"].push_back({{"rows", a.rows},
+                                             {"forward_alone", a.forward_alone},
+                                             {"backward_alone", a.backward_alone},
+                                             {"forward_shared", a.forward_shared},
+                                             {"backward_shared", a.backward_shared}});
+    }
   }
   return out;
 }
@@ -778,17 +779,20 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
     if (step) {
       out += fmt::format("/{:.2f} saves {:.2f}", p.shard_step / p.whole_step, p.step_saved_share());
     }
-    if (p.timed_at_once()) out += fmt::format(", steps at once {:.2f}", p.shared_over_alone());
   }
-  const bool once = !timed.points.empty() && timed.points.front().timed_at_once();
+  std::string once;
+  for (const StepsAtOnceSeconds& a : timed.at_once) {
+    once +=
+        fmt::format("{}{} rows {:.2f}", once.empty() ? "" : ", ", a.rows, a.shared_over_alone());
+  }
   return fmt::format(
-      "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}){}: "
-      "{}",
-      timed.devices, step ? "/as a step runs them; the share of the backward GEMMs saved" : "",
-      once ? "; the sharded reducer's forward and backward with all devices at once over one "
-             "device's alone"
-           : "",
-      out);
+      "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}): "
+      "{}{}",
+      timed.devices, step ? "/as a step runs them; the share of the backward GEMMs saved" : "", out,
+      once.empty() ? ""
+                   : "; the sharded reducer's forward and backward with all devices at once over "
+                     "one device's alone: " +
+                         once);
 }
 
 std::vector<int> shard_device_counts(int max_devices) {

@@ -176,6 +176,14 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
   return out;
 }
 
+// The four timings of a steps-at-once entry (`where` names it), each > 0.
+constexpr const char* kAtOnce[] = {"forward_alone", "backward_alone", "forward_shared",
+                                   "backward_shared"};
+StepsAtOnceSeconds steps_at_once(const json& c, int64_t rows, const std::string& where) {
+  return {rows, positive(c, kAtOnce[0], where), positive(c, kAtOnce[1], where),
+          positive(c, kAtOnce[2], where), positive(c, kAtOnce[3], where)};
+}
+
 // One device count's weight-gradient GEMMs (dense_rates[].weight_grad_gemms[]): the devices
 // whose shards were timed (2 or more) and points ascending in rows, every time > 0.
 WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
@@ -212,24 +220,36 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
       throw ConfigError(points + ": point at " + std::to_string(rows) +
                         " rows: whole_step, shard_step and input_step in every point or none");
     }
-    // The steps at once: all four or none (profiles before 2026-12-06), alike in every point.
-    const char* const at_once[] = {"forward_alone", "backward_alone", "forward_shared",
-                                   "backward_shared"};
-    const bool once = std::any_of(std::begin(at_once), std::end(at_once),
+    // The steps at once, as profiles of 2026-12-05 hold them: all four or none, alike in every
+    // point.
+    const bool once = std::any_of(std::begin(kAtOnce), std::end(kAtOnce),
                                   [&](const char* k) { return c.contains(k); });
-    if (once) {
-      const std::string point = points + ": point at " + std::to_string(rows) + " rows";
-      p.forward_alone = positive(c, "forward_alone", point);
-      p.backward_alone = positive(c, "backward_alone", point);
-      p.forward_shared = positive(c, "forward_shared", point);
-      p.backward_shared = positive(c, "backward_shared", point);
+    const std::string point = points + ": point at " + std::to_string(rows) + " rows";
+    const StepsAtOnceSeconds at_once = once ? steps_at_once(c, rows, point) : StepsAtOnceSeconds{};
+    if (!out.points.empty() && once != !out.at_once.empty()) {
+      throw ConfigError(point +
+                        ": forward_alone, backward_alone, forward_shared and backward_shared in "
+                        "every point or none");
     }
-    if (!out.points.empty() && once != out.points.front().timed_at_once()) {
-      throw ConfigError(points + ": point at " + std::to_string(rows) +
-                        " rows: forward_alone, backward_alone, forward_shared and "
-                        "backward_shared in every point or none");
-    }
+    if (once) out.at_once.push_back(at_once);
     out.points.push_back(p);
+  }
+  if (j.contains("steps_at_once")) {
+    const std::string at = where + ": steps_at_once";
+    if (!out.at_once.empty()) {
+      throw ConfigError(at + " with the same timings in the points: one or the other");
+    }
+    if (!j.at("steps_at_once").is_array() || j.at("steps_at_once").empty()) {
+      throw ConfigError(at +
+                        " must be an array of {rows, forward_alone, backward_alone, "
+                        "forward_shared, backward_shared}");
+    }
+    for (const json& c : j.at("steps_at_once")) {
+      const int64_t rows =
+          ascending(c, "rows", out.at_once.empty() ? 0 : out.at_once.back().rows, at);
+      out.at_once.push_back(
+          steps_at_once(c, rows, at + ": entry at " + std::to_string(rows) + " rows"));
+    }
   }
   return out;
 }

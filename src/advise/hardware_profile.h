@@ -34,31 +34,40 @@ struct DenseRowsSeconds {
 // replica's rows, the first writing and the others accumulating), with the caches warm and
 // emptied first; and (profiles since 2026-12-05) as a step runs them: after the update and
 // forward's read of every parameter, each layer's input-gradient GEMM before its weight
-// gradient, a shard's update after its GEMMs (`*_step`; 0 in profiles before). And (profiles
-// since 2026-12-06) the model's forward and backward GEMMs as device 0 alone runs a step and as
-// the devices, all at once, run mirrored's sharded reducer over one shared parameter buffer
-// (steps_at_once.h, StepsAtOnce; `forward_alone`, `backward_alone`, `forward_shared`,
-// `backward_shared`; 0 before). Seconds, summed over the model's Dense layers.
+// gradient, a shard's update after its GEMMs (`*_step`; 0 in profiles before). Seconds, summed
+// over the model's Dense layers.
 struct WeightGradGemmSeconds {
   int64_t rows = 0;
   double whole = 0, shard = 0, whole_cold = 0, shard_cold = 0;
   double whole_step = 0, shard_step = 0, input_step = 0;
-  double forward_alone = 0, backward_alone = 0, forward_shared = 0, backward_shared = 0;
 
   bool timed_as_step() const { return whole_step > 0; }
   // The share of the backward GEMMs (input and whole weight gradients) a device's shards save.
   double step_saved_share() const { return (whole_step - shard_step) / (whole_step + input_step); }
-  bool timed_at_once() const { return forward_alone > 0; }
+};
+// A dense model's forward and backward GEMMs at `rows` rows per device as device 0 alone runs a
+// step and as the devices, all at once, run mirrored's sharded reducer over one shared
+// parameter buffer (steps_at_once.h, StepsAtOnce), seconds summed over the model's Dense layers.
+struct StepsAtOnceSeconds {
+  int64_t rows = 0;
+  double forward_alone = 0, backward_alone = 0, forward_shared = 0, backward_shared = 0;
+
   // A device's forward and backward under the sharded reducer, all devices at once, over one
   // device's alone.
   double shared_over_alone() const {
     return (forward_shared + backward_shared) / (forward_alone + backward_alone);
   }
 };
-// Those timings with the shards of one of `devices` devices, ascending in rows.
+// Those timings with the shards of one of `devices` devices, ascending in rows; and the steps
+// at once of that many devices (empty: not timed), ascending in rows, at rows of their own:
+// calibrate times them at the points' rows; a profile may hold more (the rejected grid of
+// docs/SCALING.md, "Steps at once at thirds of an octave"). Profiles of 2026-12-05 hold them as
+// the points' four fields `forward_alone`, `backward_alone`, `forward_shared` and
+// `backward_shared`, later ones as the array `steps_at_once`.
 struct WeightGradShards {
   int devices = 0;
   std::vector<WeightGradGemmSeconds> points;
+  std::vector<StepsAtOnceSeconds> at_once;
 };
 
 // A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own

@@ -436,6 +436,38 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
   return out;
 }
 
+namespace {
+
+// The steps at once at each of `rows` (distinct, ascending): each row count's passes once
+// untimed (their GEMMs' primitives created), then the best of `repeats` rounds over the rows.
+std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
+                                                      const std::vector<int64_t>& rows,
+                                                      int repeats) {
+  std::vector<StepsAtOnceSeconds> out;
+  for (const int64_t r : rows) {
+    probe.alone(r);
+    probe.shared(r);
+    out.push_back({.rows = r,
+                   .forward_alone = 1e300,
+                   .backward_alone = 1e300,
+                   .forward_shared = 1e300,
+                   .backward_shared = 1e300});
+  }
+  for (int round = 0; round < std::max(repeats, 1); ++round) {
+    for (StepsAtOnceSeconds& a : out) {
+      const StepsAtOnce::Seconds alone = probe.alone(a.rows);
+      const StepsAtOnce::Seconds shared = probe.shared(a.rows);
+      a.forward_alone = std::min(a.forward_alone, alone.forward);
+      a.backward_alone = std::min(a.backward_alone, alone.backward);
+      a.forward_shared = std::min(a.forward_shared, shared.forward);
+      a.backward_shared = std::min(a.backward_shared, shared.backward);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
                                                        const std::vector<int64_t>& rows,
                                                        const std::vector<int>& devices, int threads,
@@ -505,14 +537,8 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
     for (const int64_t r : distinct) {
       shard(r, n);
       step.shard(r, n);
-      out.back().points.push_back({.rows = r,
-                                   .shard = 1e300,
-                                   .shard_cold = 1e300,
-                                   .shard_step = 1e300,
-                                   .forward_alone = 1e300,
-                                   .backward_alone = 1e300,
-                                   .forward_shared = 1e300,
-                                   .backward_shared = 1e300});
+      out.back().points.push_back(
+          {.rows = r, .shard = 1e300, .shard_cold = 1e300, .shard_step = 1e300});
     }
   }
   for (int round = 0; round < std::max(repeats, 1); ++round) {
@@ -537,21 +563,7 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
   // The steps at once, one device count at a time (each holds every device's buffers).
   for (WeightGradShards& s : out) {
     StepsAtOnce at_once(widths, most_rows, s.devices, threads);
-    for (const int64_t r : distinct) {  // each GEMM's primitive created once
-      at_once.alone(r);
-      at_once.shared(r);
-    }
-    for (int round = 0; round < std::max(repeats, 1); ++round) {
-      for (size_t i = 0; i < distinct.size(); ++i) {
-        WeightGradGemmSeconds& m = s.points[i];
-        const StepsAtOnce::Seconds alone = at_once.alone(distinct[i]);
-        const StepsAtOnce::Seconds shared = at_once.shared(distinct[i]);
-        m.forward_alone = std::min(m.forward_alone, alone.forward);
-        m.backward_alone = std::min(m.backward_alone, alone.backward);
-        m.forward_shared = std::min(m.forward_shared, shared.forward);
-        m.backward_shared = std::min(m.backward_shared, shared.backward);
-      }
-    }
+    s.at_once = steps_at_once_seconds(at_once, distinct, repeats);
   }
   for (WeightGradShards& s : out) {
     for (size_t i = 0; i < distinct.size(); ++i) {

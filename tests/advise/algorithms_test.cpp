@@ -356,14 +356,13 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   // The step-timed GEMMs (they save 1/2) are not used where the steps at once are there.
   const auto timed = [&](double forward_shared, double backward_shared) {
     HardwareProfile h = hw;
-    WeightGradGemmSeconds at8{8, 1e-3, 1e-4, 1e-3, 1e-4, 3e-3, 1e-3, 1e-3};
-    at8.forward_alone = 1e-3;
-    at8.backward_alone = 3e-3;
-    at8.forward_shared = forward_shared;
-    at8.backward_shared = backward_shared;
+    const WeightGradGemmSeconds at8{8, 1e-3, 1e-4, 1e-3, 1e-4, 3e-3, 1e-3, 1e-3};
     WeightGradGemmSeconds at64 = at8;
     at64.rows = 64;
-    h.device.row_weight_grad_gemms = {{2, {at8, at64}}};
+    const StepsAtOnceSeconds once8{8, 1e-3, 3e-3, forward_shared, backward_shared};
+    StepsAtOnceSeconds once64 = once8;
+    once64.rows = 64;
+    h.device.row_weight_grad_gemms = {{2, {at8, at64}, {once8, once64}}};
     return h;
   };
   HardwareProfile alone_profile = hw;
@@ -378,10 +377,15 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   EXPECT_NEAR(phases(timed(2e-3, 3e-3)).at("compute"), alone * 1.25, 1e-12);
   // Between two timed row counts, in log rows: 8 rows take 0.5 and 32 rows 1, so 16 rows 0.75.
   HardwareProfile between = timed(1e-3, 1e-3);
-  between.device.row_weight_grad_gemms[0].points[1].rows = 32;
-  between.device.row_weight_grad_gemms[0].points[1].forward_shared = 1e-3;
-  between.device.row_weight_grad_gemms[0].points[1].backward_shared = 3e-3;
+  between.device.row_weight_grad_gemms[0].at_once[1] = {32, 1e-3, 3e-3, 1e-3, 3e-3};
   EXPECT_NEAR(phases(between).at("compute"), alone * 0.75, 1e-12);
+  // The steps at once at rows of their own, between the points' (as the rejected grid of
+  // docs/SCALING.md timed them): 16 rows timed take what they were timed to take, not the
+  // points' interpolation.
+  HardwareProfile own_rows = between;
+  auto& at_once = own_rows.device.row_weight_grad_gemms[0].at_once;
+  at_once.insert(at_once.begin() + 1, {16, 1e-3, 3e-3, 1.6e-3, 2e-3});
+  EXPECT_NEAR(phases(own_rows).at("compute"), alone * 0.9, 1e-12);
   // Only the compute changes: the update, the hand-offs and the barrier are as before.
   const auto before = phases(hw), after = phases(timed(1.2e-3, 2e-3));
   for (const char* phase : {"allreduce", "optimizer", "overhead", "input"}) {
@@ -389,9 +393,7 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   }
   // Without them, the step-timed GEMMs' rule: 1/2 of the backward saved.
   HardwareProfile step = timed(1e-3, 3e-3);
-  for (auto& p : step.device.row_weight_grad_gemms[0].points) {
-    p.forward_alone = p.backward_alone = p.forward_shared = p.backward_shared = 0;
-  }
+  step.device.row_weight_grad_gemms[0].at_once.clear();
   EXPECT_LT(phases(step).at("compute"), alone * 0.9);
   // Timed at once for 4 devices only: 2 devices keep the rule with no timings.
   HardwareProfile four = timed(2e-3, 3e-3), untimed = hw;

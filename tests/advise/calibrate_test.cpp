@@ -36,14 +36,24 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
     EXPECT_EQ(w.points[1].rows, 8);
     for (size_t i = 0; i < 2; ++i) {
       const auto& g = w.points[i];
-      for (const double t :
-           {g.whole, g.shard, g.whole_cold, g.shard_cold, g.whole_step, g.shard_step, g.input_step,
-            g.forward_alone, g.backward_alone, g.forward_shared, g.backward_shared}) {
+      for (const double t : {g.whole, g.shard, g.whole_cold, g.shard_cold, g.whole_step,
+                             g.shard_step, g.input_step}) {
         EXPECT_GT(t, 0);
         EXPECT_LT(t, 1);
       }
       EXPECT_EQ(g.whole, timed[0].points[i].whole);
       EXPECT_EQ(g.whole_cold, timed[0].points[i].whole_cold);
+    }
+    // The steps at once at the same rows.
+    ASSERT_EQ(w.at_once.size(), 2u);
+    for (size_t i = 0; i < 2; ++i) {
+      const auto& a = w.at_once[i];
+      EXPECT_EQ(a.rows, w.points[i].rows);
+      for (const double t :
+           {a.forward_alone, a.backward_alone, a.forward_shared, a.backward_shared}) {
+        EXPECT_GT(t, 0);
+        EXPECT_LT(t, 1);
+      }
     }
   }
   EXPECT_TRUE(weight_grad_gemm_seconds({64, 48, 10}, {8}, {1}, 1, 1).empty());

@@ -387,7 +387,23 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
     point["input_step"] = 1e-4;
   }
   two["points"][1]["input_step"] = 1.5e-4;
-  // Steps at once (since 2026-12-06): the 2 devices' points; the 4's as before.
+  // Steps at once as profiles of 2026-12-05 hold them, four fields of each point: the 2
+  // devices'; the 4's as later ones do, an array of their own with rows between the points'.
+  four["steps_at_once"] = {{{"rows", 12},
+                            {"forward_alone", 1e-3},
+                            {"backward_alone", 2e-3},
+                            {"forward_shared", 1e-3},
+                            {"backward_shared", 1e-3}},
+                           {{"rows", 30},
+                            {"forward_alone", 2e-3},
+                            {"backward_alone", 2e-3},
+                            {"forward_shared", 2e-3},
+                            {"backward_shared", 1e-3}},
+                           {{"rows", 48},
+                            {"forward_alone", 3e-3},
+                            {"backward_alone", 3e-3},
+                            {"forward_shared", 3e-3},
+                            {"backward_shared", 3e-3}}};
   for (json& point : two["points"]) {
     point["forward_alone"] = 1e-3;
     point["backward_alone"] = 2e-3;
@@ -416,13 +432,25 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_DOUBLE_EQ(timed[0].points[1].input_step, 1.5e-4);
   EXPECT_EQ(timed[1].points[0].whole_step, 0);  // not timed as a step
   EXPECT_EQ(timed[1].points[1].input_step, 0);
-  EXPECT_DOUBLE_EQ(timed[0].points[0].forward_alone, 1e-3);
-  EXPECT_DOUBLE_EQ(timed[0].points[0].backward_alone, 2e-3);
-  EXPECT_DOUBLE_EQ(timed[0].points[0].forward_shared, 1.1e-3);
-  EXPECT_DOUBLE_EQ(timed[0].points[1].backward_shared, 2.9e-3);
-  EXPECT_DOUBLE_EQ(timed[0].points[0].shared_over_alone(), 0.9);
-  EXPECT_DOUBLE_EQ(timed[0].points[1].shared_over_alone(), 4.0 / 3.0);
-  EXPECT_FALSE(timed[1].points[0].timed_at_once());
+  ASSERT_EQ(timed[0].at_once.size(), 2u);  // from the points' fields
+  EXPECT_EQ(timed[0].at_once[0].rows, 12);
+  EXPECT_EQ(timed[0].at_once[1].rows, 48);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].forward_alone, 1e-3);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].backward_alone, 2e-3);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].forward_shared, 1.1e-3);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[1].backward_shared, 2.9e-3);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].shared_over_alone(), 0.9);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[1].shared_over_alone(), 4.0 / 3.0);
+  ASSERT_EQ(timed[1].at_once.size(), 3u);  // from steps_at_once
+  EXPECT_EQ(timed[1].at_once[1].rows, 30);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].shared_over_alone(), 0.75);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[2].backward_shared, 3e-3);
+  json untimed = j;
+  untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("steps_at_once");
+  EXPECT_TRUE(load_hardware_profile(write_profile(dir, untimed))
+                  .device.dense_rates.at(0)
+                  .weight_grad_gemms[1]
+                  .at_once.empty());
   json one = j;
   one["device"]["dense_rates"][0]["weight_grad_gemms"] = two;
   const auto single = load_hardware_profile(write_profile(dir, one)).device.dense_rates.at(0);
@@ -468,6 +496,20 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
            },
            "point at 48 rows: forward_alone, backward_alone, forward_shared and backward_shared "
            "in every point or none"},
+          {[](json& g) { g[0]["steps_at_once"] = g[1]["steps_at_once"]; },
+           "steps_at_once with the same timings in the points: one or the other"},
+          {[](json& g) { g[1]["steps_at_once"] = json::array(); },
+           "steps_at_once must be an array of {rows, forward_alone"},
+          {[](json& g) { g[1]["steps_at_once"] = 3; },
+           "steps_at_once must be an array of {rows, forward_alone"},
+          {[](json& g) { g[1]["steps_at_once"][2]["rows"] = 30; },
+           "steps_at_once: entries must ascend in 'rows', got 30 after 30"},
+          {[](json& g) { g[1]["steps_at_once"][0].erase("rows"); },
+           "steps_at_once: each entry needs 'rows'"},
+          {[](json& g) { g[1]["steps_at_once"][1]["backward_shared"] = 0; },
+           "steps_at_once: entry at 30 rows: 'backward_shared' must be > 0"},
+          {[](json& g) { g[1]["steps_at_once"][2].erase("forward_alone"); },
+           "steps_at_once: entry at 48 rows: missing number 'forward_alone'"},
       });
 }
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <tuple>
 
 #include "advise/validation.h"
@@ -714,6 +715,29 @@ void without_steps_at_once(json& p) {
   without_point_fields(p, {"forward_alone", "backward_alone", "forward_shared", "backward_shared"});
 }
 
+// A profile's steps at once (the `steps_at_once` arrays) at the weight-gradient points' rows
+// only, as calibrate times them: the rejected grid's rows between them removed.
+void at_the_points_rows_only(json& p) {
+  int removed = 0;
+  for (json& curve : p.at("device").at("dense_rates")) {
+    for (json& timed : curve.at("weight_grad_gemms")) {
+      std::set<int64_t> rows;
+      for (const json& point : timed.at("points")) rows.insert(point.at("rows").get<int64_t>());
+      json kept = json::array();
+      for (json& at_once : timed.at("steps_at_once")) {
+        if (rows.count(at_once.at("rows").get<int64_t>()) > 0) {
+          kept.push_back(at_once);
+        } else {
+          ++removed;
+        }
+      }
+      ASSERT_EQ(kept.size(), rows.size());
+      timed["steps_at_once"] = kept;
+    }
+  }
+  ASSERT_GT(removed, 0);
+}
+
 // Three runs on the Xeon by the build whose calibrate times each model's steps with the
 // devices at once over one shared parameter buffer: one configuration missed in most runs, as
 // with those timings removed, but not the same one. 784-256-256-10's sharded step at 32 (which
@@ -734,6 +758,31 @@ TEST(ValidationRun, StepsAtOnceOverOneSharedBufferOnAFreshHeldOutSet) {
   EXPECT_EQ(now.runs_missed(deep, 32, sharded), 0);
   EXPECT_EQ(now.runs_missed("784-8192-10", 128, sharded), 2);
   EXPECT_EQ(before.runs_missed("784-8192-10", 128, sharded), 0);
+}
+
+// Three runs on the Xeon by a build that timed the steps at once also at thirds of an octave
+// between the calibration rows below 192 (docs/SCALING.md, "Steps at once at thirds of an
+// octave (rejected)"): 2 configurations missed in most runs with the thirds and without them.
+// 784-8192-10's sharded step at 128 (64 rows, what the grid was for) misses in no run either
+// way; its step at 32 in all 3 with the thirds, 2 without; 784-256-256-10's at 32 in 2 either
+// way.
+TEST(ValidationRun, StepsAtOnceAtThirdsOfAnOctaveOnAFreshHeldOutSet) {
+  const std::string dir = "repeated/held_out_thirds_xeon";
+  const std::string sharded = "2 devices mirrored (sharded)";
+  const RepeatedOutcome thirds = compare_repeated(
+      "cpu", [](json&) {}, dir);
+  const RepeatedOutcome points = compare_repeated("cpu", at_the_points_rows_only, dir);
+  EXPECT_EQ(thirds.configurations, 112);
+  EXPECT_EQ(thirds.misses, 0) << "configurations that agreed in most runs now miss:"
+                              << thirds.worst;
+  EXPECT_EQ(thirds.missed_now, 2);
+  EXPECT_EQ(points.missed_now, 2);
+  EXPECT_EQ(thirds.runs_missed("784-8192-10", 128, sharded), 0);
+  EXPECT_EQ(points.runs_missed("784-8192-10", 128, sharded), 0);
+  EXPECT_EQ(thirds.runs_missed("784-8192-10", 32, sharded), 3);
+  EXPECT_EQ(points.runs_missed("784-8192-10", 32, sharded), 2);
+  EXPECT_EQ(thirds.runs_missed("784-256-256-10", 32, sharded), 2);
+  EXPECT_EQ(points.runs_missed("784-256-256-10", 32, sharded), 2);
 }
 
 TEST(ValidationRun, EachModelsUpdateIsPredictedFromItsOwnMeasuredSteps) {
