@@ -185,7 +185,9 @@ StepsAtOnceSeconds steps_at_once(const json& c, int64_t rows, const std::string&
 }
 
 // One device count's weight-gradient GEMMs (dense_rates[].weight_grad_gemms[]): the devices
-// whose shards were timed (2 or more) and points ascending in rows, every time > 0.
+// whose shards were timed (2 or more) and points ascending in rows, every time > 0; and the
+// steps at once, either as the points' four fields (every point or none) or as the array
+// `steps_at_once` ascending in rows, not both.
 WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
   if (!j.is_object() || !j.contains("devices") || !j.at("devices").is_number_integer() ||
       j.at("devices").get<int64_t>() < 2 || j.at("devices").get<int64_t>() > 1 << 20) {
@@ -262,8 +264,8 @@ std::vector<WeightGradShards> weight_grad_gemms(const json& j, const std::string
     throw ConfigError(where + " must be an array of {devices, points}");
   }
   std::vector<WeightGradShards> out;
-  for (const json& e : j) {
-    out.push_back(weight_grad_shards(e, where));
+  for (size_t i = 0; i < j.size(); ++i) {
+    out.push_back(weight_grad_shards(j[i], where + "[" + std::to_string(i) + "]"));
     if (out.size() > 1 && out.back().devices <= out[out.size() - 2].devices) {
       throw ConfigError(where + " must ascend in 'devices', got " +
                         std::to_string(out.back().devices) + " after " +

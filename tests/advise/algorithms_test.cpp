@@ -380,8 +380,8 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   between.device.row_weight_grad_gemms[0].at_once[1] = {32, 1e-3, 3e-3, 1e-3, 3e-3};
   EXPECT_NEAR(phases(between).at("compute"), alone * 0.75, 1e-12);
   // The steps at once at rows of their own, between the points' (as the rejected grid of
-  // docs/SCALING.md timed them): 16 rows timed take what they were timed to take, not the
-  // points' interpolation.
+  // docs/SCALING.md timed them): 16 rows timed take what they were timed to take (0.9), not
+  // what 8 and 32 rows interpolate to (0.75).
   HardwareProfile own_rows = between;
   auto& at_once = own_rows.device.row_weight_grad_gemms[0].at_once;
   at_once.insert(at_once.begin() + 1, {16, 1e-3, 3e-3, 1.6e-3, 2e-3});

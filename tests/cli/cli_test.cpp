@@ -723,8 +723,12 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
     ASSERT_EQ(gemms.at("points").size(), 2u);
     EXPECT_EQ(gemms.at("points")[1].at("rows"), 2048);
     EXPECT_GT(gemms.at("points")[1].at("shard_cold").get<double>(), 0);
+    ASSERT_EQ(gemms.at("steps_at_once").size(), 2u);
+    EXPECT_EQ(gemms.at("steps_at_once")[1].at("rows"), 2048);
+    EXPECT_GT(gemms.at("steps_at_once")[1].at("backward_shared").get<double>(), 0);
   }
   EXPECT_THAT(pass.out, HasSubstr("weight-gradient shards of 1 of 2 devices"));
+  EXPECT_THAT(pass.out, HasSubstr("with all devices at once over one device's alone: 16 rows "));
   EXPECT_THAT(pass.out, HasSubstr("784-128-128-10: "));
   const CliResult fail = run_cli(common + " --speedup-tolerance 0 --step-tolerance 0", dir);
   EXPECT_EQ(fail.exit_code, 1);
