@@ -285,20 +285,6 @@ double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_
       });
 }
 
-// A figure of the timings for n devices at rows near `rows` (in log rows between two
-// measured row counts, the nearest end's beyond them); nullopt where they were not timed for
-// n devices or the points lack what the figure needs.
-using TimedFigure = double (WeightGradGemmSeconds::*)() const;
-std::optional<double> timed_figure(const DeviceProfile& d, int64_t rows, int n,
-                                   bool (WeightGradGemmSeconds::*has)() const, TimedFigure figure) {
-  const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
-  if (timed == nullptr || !(timed->front().*has)()) return std::nullopt;
-  return log_interpolated(
-      *timed, static_cast<double>(rows),
-      [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
-      [figure](const WeightGradGemmSeconds& p) { return (p.*figure)(); });
-}
-
 // The share of a device's backward that computing only its shard of every weight gradient
 // saves, where calibrate timed the model's backward GEMMs as a step runs them (the `*_step`
 // timings: after the update and forward's read of every parameter, input gradients
@@ -311,8 +297,12 @@ std::optional<double> timed_figure(const DeviceProfile& d, int64_t rows, int n,
 // 0.40-0.42 of them, the warm share, where the seed's kept 0.58-0.61, the share with the caches
 // emptied (what the update between two steps leaves in the shared cache decides which).
 std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t rows, int n) {
-  return timed_figure(d, rows, n, &WeightGradGemmSeconds::timed_as_step,
-                      &WeightGradGemmSeconds::step_saved_share);
+  const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
+  if (timed == nullptr || !timed->front().timed_as_step()) return std::nullopt;
+  return log_interpolated(
+      *timed, static_cast<double>(rows),
+      [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
+      [](const WeightGradGemmSeconds& p) { return p.step_saved_share(); });
 }
 
 // A device's forward and backward under weight-gradient sharding over one of its alone, all n
