@@ -117,6 +117,13 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
                                              {"backward_alone", a.backward_alone},
                                              {"forward_shared", a.forward_shared},
                                              {"backward_shared", a.backward_shared}});
+      if (a.has_medians()) {
+        out.back()["steps_at_once"].back()["median"] = {
+            {"forward_alone", a.median_forward_alone},
+            {"backward_alone", a.median_backward_alone},
+            {"forward_shared", a.median_forward_shared},
+            {"backward_shared", a.median_backward_shared}};
+      }
     }
   }
   return out;
@@ -226,7 +233,8 @@ std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
       "as a step runs them (after the update and forward's read of every parameter, the input "
       "gradients interleaved, a shard's update after its GEMMs); and the model's forward and "
       "backward GEMMs as device 0 alone runs a step and as the N devices at once run the sharded "
-      "reducer's over one shared parameter buffer, each after an untimed step of its kind",
+      "reducer's over one shared parameter buffer, each after an untimed step of its kind (the "
+      "best of the rounds, and their median)",
       plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats,
       fmt::join(shard_device_counts(plan.max_devices), ", "));
 }

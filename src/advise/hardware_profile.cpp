@@ -249,8 +249,22 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     for (const json& c : j.at("steps_at_once")) {
       const int64_t rows =
           ascending(c, "rows", out.at_once.empty() ? 0 : out.at_once.back().rows, at);
-      out.at_once.push_back(
-          steps_at_once(c, rows, at + ": entry at " + std::to_string(rows) + " rows"));
+      const std::string entry = at + ": entry at " + std::to_string(rows) + " rows";
+      out.at_once.push_back(steps_at_once(c, rows, entry));
+      // The rounds' median beside their best (profiles since 2026-12-05, morning): all four.
+      if (c.contains("median")) {
+        if (!c.at("median").is_object()) {
+          throw ConfigError(entry +
+                            ": 'median' must be an object of forward_alone, backward_alone, "
+                            "forward_shared and backward_shared");
+        }
+        const StepsAtOnceSeconds m = steps_at_once(c.at("median"), rows, entry + ": median");
+        StepsAtOnceSeconds& a = out.at_once.back();
+        a.median_forward_alone = m.forward_alone;
+        a.median_backward_alone = m.backward_alone;
+        a.median_forward_shared = m.forward_shared;
+        a.median_backward_shared = m.backward_shared;
+      }
     }
   }
   return out;

@@ -51,11 +51,20 @@ struct WeightGradGemmSeconds {
 struct StepsAtOnceSeconds {
   int64_t rows = 0;
   double forward_alone = 0, backward_alone = 0, forward_shared = 0, backward_shared = 0;
+  // The same four as the median of the rounds (profiles since 2026-12-05, morning; 0: not
+  // recorded), where the four above are the best.
+  double median_forward_alone = 0, median_backward_alone = 0, median_forward_shared = 0,
+         median_backward_shared = 0;
 
   // A device's forward and backward under the sharded reducer, all devices at once, over one
   // device's alone.
   double shared_over_alone() const {
     return (forward_shared + backward_shared) / (forward_alone + backward_alone);
+  }
+  bool has_medians() const { return median_forward_alone > 0; }
+  double median_shared_over_alone() const {
+    return (median_forward_shared + median_backward_shared) /
+           (median_forward_alone + median_backward_alone);
   }
 };
 // Those timings with the shards of one of `devices` devices, ascending in rows; and the steps

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstring>
@@ -439,29 +440,41 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
 namespace {
 
 // The steps at once at each of `rows` (distinct, ascending): each row count's passes once
-// untimed (their GEMMs' primitives created), then the best of `repeats` rounds over the rows.
+// untimed (their GEMMs' primitives created), then `repeats` rounds over the rows; the best of
+// the rounds and their median.
 std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
                                                       const std::vector<int64_t>& rows,
                                                       int repeats) {
-  std::vector<StepsAtOnceSeconds> out;
+  // Per row count, the rounds' forward alone, backward alone, forward shared, backward shared.
+  std::vector<std::array<std::vector<double>, 4>> rounds(rows.size());
   for (const int64_t r : rows) {
     probe.alone(r);
     probe.shared(r);
-    out.push_back({.rows = r,
-                   .forward_alone = 1e300,
-                   .backward_alone = 1e300,
-                   .forward_shared = 1e300,
-                   .backward_shared = 1e300});
   }
   for (int round = 0; round < std::max(repeats, 1); ++round) {
-    for (StepsAtOnceSeconds& a : out) {
-      const StepsAtOnce::Seconds alone = probe.alone(a.rows);
-      const StepsAtOnce::Seconds shared = probe.shared(a.rows);
-      a.forward_alone = std::min(a.forward_alone, alone.forward);
-      a.backward_alone = std::min(a.backward_alone, alone.backward);
-      a.forward_shared = std::min(a.forward_shared, shared.forward);
-      a.backward_shared = std::min(a.backward_shared, shared.backward);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const StepsAtOnce::Seconds alone = probe.alone(rows[i]);
+      const StepsAtOnce::Seconds shared = probe.shared(rows[i]);
+      rounds[i][0].push_back(alone.forward);
+      rounds[i][1].push_back(alone.backward);
+      rounds[i][2].push_back(shared.forward);
+      rounds[i][3].push_back(shared.backward);
     }
+  }
+  std::vector<StepsAtOnceSeconds> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto best = [&](int k) {
+      return *std::min_element(rounds[i][k].begin(), rounds[i][k].end());
+    };
+    out.push_back({.rows = rows[i],
+                   .forward_alone = best(0),
+                   .backward_alone = best(1),
+                   .forward_shared = best(2),
+                   .backward_shared = best(3),
+                   .median_forward_alone = median_of(rounds[i][0]),
+                   .median_backward_alone = median_of(rounds[i][1]),
+                   .median_forward_shared = median_of(rounds[i][2]),
+                   .median_backward_shared = median_of(rounds[i][3])});
   }
   return out;
 }

@@ -54,6 +54,13 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
         EXPECT_GT(t, 0);
         EXPECT_LT(t, 1);
       }
+      // The rounds' median, no faster than their best.
+      ASSERT_TRUE(a.has_medians());
+      EXPECT_GE(a.median_forward_alone, a.forward_alone);
+      EXPECT_GE(a.median_backward_alone, a.backward_alone);
+      EXPECT_GE(a.median_forward_shared, a.forward_shared);
+      EXPECT_GE(a.median_backward_shared, a.backward_shared);
+      EXPECT_LT(a.median_forward_alone + a.median_backward_alone, 1);
     }
   }
   EXPECT_TRUE(weight_grad_gemm_seconds({64, 48, 10}, {8}, {1}, 1, 1).empty());

@@ -398,7 +398,12 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
                             {"forward_alone", 2e-3},
                             {"backward_alone", 2e-3},
                             {"forward_shared", 2e-3},
-                            {"backward_shared", 1e-3}},
+                            {"backward_shared", 1e-3},
+                            {"median",
+                             {{"forward_alone", 2.5e-3},
+                              {"backward_alone", 2.5e-3},
+                              {"forward_shared", 2.2e-3},
+                              {"backward_shared", 1.8e-3}}}},
                            {{"rows", 48},
                             {"forward_alone", 3e-3},
                             {"backward_alone", 3e-3},
@@ -445,6 +450,15 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_EQ(timed[1].at_once[1].rows, 30);
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].shared_over_alone(), 0.75);
   EXPECT_DOUBLE_EQ(timed[1].at_once[2].backward_shared, 3e-3);
+  // The rounds' median beside their best, where recorded (profiles since 2026-12-05, morning).
+  EXPECT_FALSE(timed[1].at_once[0].has_medians());
+  ASSERT_TRUE(timed[1].at_once[1].has_medians());
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_forward_alone, 2.5e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_backward_alone, 2.5e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_forward_shared, 2.2e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_backward_shared, 1.8e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_shared_over_alone(), 0.8);
+  EXPECT_FALSE(timed[0].at_once[0].has_medians());
   json untimed = j;
   untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("steps_at_once");
   EXPECT_TRUE(load_hardware_profile(write_profile(dir, untimed))
@@ -510,6 +524,12 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
            "steps_at_once: entry at 30 rows: 'backward_shared' must be > 0"},
           {[](json& g) { g[1]["steps_at_once"][2].erase("forward_alone"); },
            "steps_at_once: entry at 48 rows: missing number 'forward_alone'"},
+          {[](json& g) { g[1]["steps_at_once"][1]["median"] = 0.5; },
+           "steps_at_once: entry at 30 rows: 'median' must be an object of forward_alone"},
+          {[](json& g) { g[1]["steps_at_once"][1]["median"].erase("backward_shared"); },
+           "steps_at_once: entry at 30 rows: median: missing number 'backward_shared'"},
+          {[](json& g) { g[1]["steps_at_once"][1]["median"]["forward_alone"] = -1; },
+           "steps_at_once: entry at 30 rows: median: 'forward_alone' must be > 0"},
       });
 }
 

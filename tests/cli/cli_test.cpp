@@ -533,6 +533,9 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
       for (const char* time :
            {"forward_alone", "backward_alone", "forward_shared", "backward_shared"}) {
         EXPECT_GT(at_once.at(time).get<double>(), 0) << time;
+        // and the rounds' median, no faster than their best
+        EXPECT_GE(at_once.at("median").at(time).get<double>(), at_once.at(time).get<double>())
+            << time;
       }
     }
   }
