@@ -322,19 +322,17 @@ std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t ro
 // pass ran at 0.73-0.91 of one device's steps at 16 rows and put the sharded step of
 // 784-8192-10 at 16 rows +8% to +19% over (docs/SCALING.md, "Steps at once at thirds of an
 // octave"). The ratio is of the rounds' medians where the profile records them, as one device's
-// curve is a median, else of their best: the alone pass's best sits further under its median
-// than the shared pass's, which inflated the ratio; on a fresh set (held_out_median_xeon) the
-// medians missed 5 configurations over 3 runs where the best missed 6, and 784-8192-10's
-// sharded step at 16 rows in none (the best: 1).
+// curve is a median, else of their best: at few rows the alone pass's best sits further under
+// its median than the shared pass's, which inflated the ratio there; on a fresh set
+// (held_out_median_xeon) the medians missed 5 configurations over 3 runs where the best missed
+// 6, and 784-8192-10's sharded step at 16 rows in none (the best: 1).
 std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t rows, int n) {
   const WeightGradShards* timed = timed_for(d, n);
   if (timed == nullptr || timed->at_once.empty()) return std::nullopt;
   return log_interpolated(
       timed->at_once, static_cast<double>(rows),
       [](const StepsAtOnceSeconds& a) { return static_cast<double>(a.rows); },
-      [](const StepsAtOnceSeconds& a) {
-        return a.has_medians() ? a.median_shared_over_alone() : a.shared_over_alone();
-      });
+      [](const StepsAtOnceSeconds& a) { return a.modelled_shared_over_alone(); });
 }
 
 // Gradient buckets as make_buckets (src/parallel/buckets.cpp) forms them: layers in backward

@@ -790,8 +790,8 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
   }
   std::string once;
   for (const StepsAtOnceSeconds& a : timed.at_once) {
-    once +=
-        fmt::format("{}{} rows {:.2f}", once.empty() ? "" : ", ", a.rows, a.shared_over_alone());
+    once += fmt::format("{}{} rows {:.2f}", once.empty() ? "" : ", ", a.rows,
+                        a.modelled_shared_over_alone());
   }
   return fmt::format(
       "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}): "

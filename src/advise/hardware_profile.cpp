@@ -223,7 +223,11 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
                         " rows: whole_step, shard_step and input_step in every point or none");
     }
     // The steps at once, as profiles of 2026-12-05 hold them: all four or none, alike in every
-    // point.
+    // point; their medians came later, in the array only.
+    if (c.contains("median")) {
+      throw ConfigError(points + ": point at " + std::to_string(rows) +
+                        " rows: 'median' belongs in a steps_at_once entry");
+    }
     const bool once = std::any_of(std::begin(kAtOnce), std::end(kAtOnce),
                                   [&](const char* k) { return c.contains(k); });
     const std::string point = points + ": point at " + std::to_string(rows) + " rows";
@@ -264,6 +268,9 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
         a.median_backward_alone = m.backward_alone;
         a.median_forward_shared = m.forward_shared;
         a.median_backward_shared = m.backward_shared;
+      }
+      if (out.at_once.back().has_medians() != out.at_once.front().has_medians()) {
+        throw ConfigError(entry + ": 'median' in every entry or none");
       }
     }
   }

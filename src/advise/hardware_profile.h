@@ -66,6 +66,10 @@ struct StepsAtOnceSeconds {
     return (median_forward_shared + median_backward_shared) /
            (median_forward_alone + median_backward_alone);
   }
+  // What the cost model takes: the medians' ratio where recorded, else the best's.
+  double modelled_shared_over_alone() const {
+    return has_medians() ? median_shared_over_alone() : shared_over_alone();
+  }
 };
 // Those timings with the shards of one of `devices` devices, ascending in rows; and the steps
 // at once of that many devices (empty: not timed), ascending in rows, at rows of their own:

@@ -119,8 +119,8 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
 // and backward GEMMs as device 0 alone runs a step and as the n devices at once run the
 // sharded reducer's over one shared parameter buffer (steps_at_once.h; one device count after
 // another, after the other timings' rounds). Best of `repeats` rounds, interleaved over the
-// rows; seconds summed over the layers; one entry per device count, ascending, each with the
-// same whole GEMMs.
+// rows (the steps at once also their median); seconds summed over the layers; one entry per device
+// count, ascending, each with the same whole GEMMs.
 std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
                                                        const std::vector<int64_t>& rows,
                                                        const std::vector<int>& devices, int threads,

@@ -386,9 +386,18 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   auto& at_once = own_rows.device.row_weight_grad_gemms[0].at_once;
   at_once.insert(at_once.begin() + 1, {16, 1e-3, 3e-3, 1.6e-3, 2e-3});
   EXPECT_NEAR(phases(own_rows).at("compute"), alone * 0.9, 1e-12);
-  // The rounds' medians, where recorded, rather than their best: 16 rows' medians say 0.6.
+  // The rounds' medians, where recorded, rather than their best: 16 rows' medians say 0.6
+  // (the others' as their best).
   HardwareProfile medians = own_rows;
+  for (StepsAtOnceSeconds& a : medians.device.row_weight_grad_gemms[0].at_once) {
+    a.median_forward_alone = a.forward_alone;
+    a.median_backward_alone = a.backward_alone;
+    a.median_forward_shared = a.forward_shared;
+    a.median_backward_shared = a.backward_shared;
+  }
+  EXPECT_NEAR(phases(medians).at("compute"), alone * 0.9, 1e-12);
   StepsAtOnceSeconds& at16 = medians.device.row_weight_grad_gemms[0].at_once[1];
+  ASSERT_EQ(at16.rows, 16);
   at16.median_forward_alone = 2e-3;
   at16.median_backward_alone = 3e-3;
   at16.median_forward_shared = 1e-3;

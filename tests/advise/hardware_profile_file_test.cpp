@@ -393,7 +393,12 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
                             {"forward_alone", 1e-3},
                             {"backward_alone", 2e-3},
                             {"forward_shared", 1e-3},
-                            {"backward_shared", 1e-3}},
+                            {"backward_shared", 1e-3},
+                            {"median",
+                             {{"forward_alone", 1e-3},
+                              {"backward_alone", 2e-3},
+                              {"forward_shared", 1e-3},
+                              {"backward_shared", 1e-3}}}},
                            {{"rows", 30},
                             {"forward_alone", 2e-3},
                             {"backward_alone", 2e-3},
@@ -408,7 +413,12 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
                             {"forward_alone", 3e-3},
                             {"backward_alone", 3e-3},
                             {"forward_shared", 3e-3},
-                            {"backward_shared", 3e-3}}};
+                            {"backward_shared", 3e-3},
+                            {"median",
+                             {{"forward_alone", 3e-3},
+                              {"backward_alone", 3e-3},
+                              {"forward_shared", 3e-3},
+                              {"backward_shared", 3e-3}}}}};
   for (json& point : two["points"]) {
     point["forward_alone"] = 1e-3;
     point["backward_alone"] = 2e-3;
@@ -450,15 +460,19 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_EQ(timed[1].at_once[1].rows, 30);
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].shared_over_alone(), 0.75);
   EXPECT_DOUBLE_EQ(timed[1].at_once[2].backward_shared, 3e-3);
-  // The rounds' median beside their best, where recorded (profiles since 2026-12-05, morning).
-  EXPECT_FALSE(timed[1].at_once[0].has_medians());
+  // The rounds' median beside their best, in every entry (profiles since 2026-12-05, morning);
+  // the cost model takes their ratio.
+  EXPECT_TRUE(timed[1].at_once[0].has_medians());
+  EXPECT_TRUE(timed[1].at_once[2].has_medians());
   ASSERT_TRUE(timed[1].at_once[1].has_medians());
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_forward_alone, 2.5e-3);
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_backward_alone, 2.5e-3);
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_forward_shared, 2.2e-3);
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_backward_shared, 1.8e-3);
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_shared_over_alone(), 0.8);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].modelled_shared_over_alone(), 0.8);
   EXPECT_FALSE(timed[0].at_once[0].has_medians());
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].modelled_shared_over_alone(), 0.9);
   json untimed = j;
   untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("steps_at_once");
   EXPECT_TRUE(load_hardware_profile(write_profile(dir, untimed))
@@ -530,6 +544,12 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
            "steps_at_once: entry at 30 rows: median: missing number 'backward_shared'"},
           {[](json& g) { g[1]["steps_at_once"][1]["median"]["forward_alone"] = -1; },
            "steps_at_once: entry at 30 rows: median: 'forward_alone' must be > 0"},
+          {[](json& g) { g[1]["steps_at_once"][0].erase("median"); },
+           "steps_at_once: entry at 30 rows: 'median' in every entry or none"},
+          {[](json& g) { g[1]["steps_at_once"][2].erase("median"); },
+           "steps_at_once: entry at 48 rows: 'median' in every entry or none"},
+          {[](json& g) { g[0]["points"][0]["median"] = g[1]["steps_at_once"][0]["median"]; },
+           "points: point at 12 rows: 'median' belongs in a steps_at_once entry"},
       });
 }
 
