@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "advise/algorithms.h"
+#include "advise/rank_algorithms.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {

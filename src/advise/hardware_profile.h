@@ -155,7 +155,7 @@ struct DeviceProfile {
   std::vector<DenseRateCurve> dense_rates;  // used for exactly these models
   // The measured steps of the model being predicted (its dense_rates entry's points, set by
   // predict) and its FLOPs per sample: when set, a Dense layer at r rows takes the rate of
-  // that curve at r (dense_rate_at, algorithms.h) instead of the line above.
+  // that curve at r (dense_rate_at, step_costs.h) instead of the line above.
   std::vector<DenseRowsSeconds> row_points;
   double row_points_flops = 0;
   // That model's parameters: where its points hold the update's seconds, an update of p of

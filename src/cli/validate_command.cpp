@@ -9,7 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "advise/calibrate.h"
+#include "advise/calibrate_dense.h"
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
 #include "advise/probes.h"

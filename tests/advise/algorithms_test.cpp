@@ -15,6 +15,8 @@
 #include <string>
 
 #include "advise/cost_model.h"
+#include "advise/rank_algorithms.h"
+#include "advise/step_costs.h"
 #include "tandem/zoo.h"
 
 namespace tandem::detail {

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "advise/calibrate_dense.h"
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
 #include "advise/probes.h"

@@ -1,0 +1,76 @@
+#include "advise/weight_grad_costs.h"
+
+#include <algorithm>
+
+namespace tandem::detail {
+namespace {
+
+// The model's weight-gradient timings for n devices; nullptr where none were timed.
+const WeightGradShards* timed_for(const DeviceProfile& d, int n) {
+  const auto timed = std::find_if(d.row_weight_grad_gemms.begin(), d.row_weight_grad_gemms.end(),
+                                  [n](const WeightGradShards& w) { return w.devices == n; });
+  return timed == d.row_weight_grad_gemms.end() ? nullptr : &*timed;
+}
+
+// The model's shard and whole weight-gradient GEMMs timed for n devices; nullptr where none.
+const std::vector<WeightGradGemmSeconds>* timed_shards(const DeviceProfile& d, int n) {
+  const WeightGradShards* timed = timed_for(d, n);
+  return timed == nullptr || timed->points.empty() ? nullptr : &timed->points;
+}
+
+}  // namespace
+
+double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows,
+                                 Shares share) {
+  const RowRate rate = dense_rate_at(d, rows);
+  double s = 0;
+  for (const auto& l : m.layers) {
+    if (l.kind == CostKind::dense) {
+      s += l.forward_flops * rate.half_rows / rate.sustained_flops / share.memory;
+    }
+  }
+  return s;
+}
+
+double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows, Shares share) {
+  double s = 0;
+  for (const auto& l : m.layers) {
+    if (l.kind == CostKind::dense && l.backward_flops > 0) {
+      s += layer_seconds(d, l, rows, true, share) * l.forward_flops / l.backward_flops;
+    }
+  }
+  return s;
+}
+
+double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_t rows, int n) {
+  const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
+  if (timed == nullptr) return -1;
+  const auto& g = *timed;
+  const bool cold = outgrows_private_cache(d, m);
+  return log_interpolated(
+      g, static_cast<double>(rows),
+      [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
+      [cold](const WeightGradGemmSeconds& p) {
+        return cold ? p.shard_cold / p.whole_cold : p.shard / p.whole;
+      });
+}
+
+std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t rows, int n) {
+  const std::vector<WeightGradGemmSeconds>* timed = timed_shards(d, n);
+  if (timed == nullptr || !timed->front().timed_as_step()) return std::nullopt;
+  return log_interpolated(
+      *timed, static_cast<double>(rows),
+      [](const WeightGradGemmSeconds& p) { return static_cast<double>(p.rows); },
+      [](const WeightGradGemmSeconds& p) { return p.step_saved_share(); });
+}
+
+std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t rows, int n) {
+  const WeightGradShards* timed = timed_for(d, n);
+  if (timed == nullptr || timed->at_once.empty()) return std::nullopt;
+  return log_interpolated(
+      timed->at_once, static_cast<double>(rows),
+      [](const StepsAtOnceSeconds& a) { return static_cast<double>(a.rows); },
+      [](const StepsAtOnceSeconds& a) { return a.modelled_shared_over_alone(); });
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,75 @@
+// What a device's Dense layers' weight gradients cost, and what computing only a shard of each
+// of them keeps, from calibrate's timings of the model's GEMMs and steps (weight_grad_gemms):
+// the parts of weight-gradient sharding's step (cpu_algorithms.cpp, weight_grad_shard).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "advise/step_costs.h"
+
+namespace tandem::detail {
+
+// The part of a device's Dense layers' weight-gradient time that does not grow with the rows:
+// the cost model's rate sustained * r / (r + half_rows) is flops / sustained plus
+// flops_per_row * half_rows / sustained, a fixed cost per pass proportional to the layer's
+// weights (streaming them). The weight-gradient pass is as many FLOPs as forward.
+double weight_grad_fixed_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows,
+                                 Shares share);
+
+// The weight-gradient part of a device's Dense layers' backward: each one's backward seconds
+// (its GEMMs, and its small per-layer overhead) times the weight gradient's share of its FLOPs
+// (as many as its forward's).
+double weight_grad_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows, Shares share);
+
+// What a device of n keeps of that part when it computes only its shard of every weight
+// gradient: the model's shards' GEMMs over its whole kernels' GEMMs as calibrate timed them
+// at rows near `rows` (in log rows between two measured row counts, the nearest end's beyond
+// them), with the caches emptied first where the model's gradients do not fit in the core's
+// cache (a step streams them out), warm where they do; -1 where the profile did not time
+// them for n devices (calibrate times them for 2, 4, 8, ... devices and its max_devices, bench
+// validate for its --devices; other device counts keep the rule of 1/N of the fixed part). In the
+// runs held out from this (docs/SCALING.md, "Weight-gradient shards timed as they run") the large
+// models' shards took 0.47-0.62 of the whole GEMMs at 12 and 24 rows with the caches emptied,
+// 0.86-1.16 at 48 and 96 (oneDNN's kernels for few rows are bound by writing the gradient, and 1/N
+// of it stays in the cache for the accumulating GEMMs); the 784-256-256-10 model's, warm, 1.11-1.34
+// at 12 and 24.
+double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_t rows, int n);
+
+// The share of a device's backward that computing only its shard of every weight gradient
+// saves, where calibrate timed the model's backward GEMMs as a step runs them (the `*_step`
+// timings: after the update and forward's read of every parameter, input gradients
+// interleaved): the whole weight-gradient GEMMs less the shards, over the input- and whole
+// weight-gradient GEMMs, at rows near `rows` (in log rows, as weight_grad_shard_kept); nullopt
+// where they were not. The two parts the rule before guessed, as timed inside steps at 16 rows
+// (docs/SCALING.md, "Weight gradients timed as a step runs them"): the deep 784-1024x6-10
+// model's weight gradients were 0.67-0.69 of its backward GEMMs, not the 0.54 their FLOPs give
+// (oneDNN's kernels for few rows are bound by writing the gradient); and its shards kept
+// 0.40-0.42 of them, the warm share, where the seed's kept 0.58-0.61, the share with the caches
+// emptied (what the update between two steps leaves in the shared cache decides which).
+std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t rows, int n);
+
+// A device's forward and backward under weight-gradient sharding over one of its alone, all n
+// devices at once, where calibrate timed the model's steps so (the `*_alone` and `*_shared`
+// timings, steps_at_once.h: the devices' forward reads the shared parameters the others updated
+// their shards of, and each one's shard GEMMs read the others' operands from their cores'
+// caches), at rows near `rows` (in log rows, as weight_grad_shard_kept); nullopt where it did
+// not. In the held-out runs before (held_out_step_gemms_xeon) the 784-256-256-10 model's
+// sharded forward and backward at 16 rows took 1.14-1.38 times one device's steps, which the
+// step-timed GEMMs' rule (no traffic between cores) put at 0.95-0.98: its parameters fit a
+// core's private cache, so each device's read of the shards the other wrote is a transfer
+// between cores. In the runs held out from this (held_out_steps_at_once_xeon) the four models'
+// sharded steps at 16 rows per device came within -13% to +7% of the measured (the rule before:
+// -15% to +17%); 784-8192-10's at 64 rows, between the probe's 48 and 96, -16% to -1%. The
+// timings are the profile's own rows (calibrate's: the points'); timing them also at thirds of
+// an octave between did not help on a fresh set (held_out_thirds_xeon), where the probe's alone
+// pass ran at 0.73-0.91 of one device's steps at 16 rows and put the sharded step of
+// 784-8192-10 at 16 rows +8% to +19% over (docs/SCALING.md, "Steps at once at thirds of an
+// octave"). The ratio is of the rounds' medians where the profile records them, as one device's
+// curve is a median, else of their best: at few rows the alone pass's best sits further under
+// its median than the shared pass's, which inflated the ratio there; on a fresh set
+// (held_out_median_xeon) the medians missed 5 configurations over 3 runs where the best missed
+// 6, and 784-8192-10's sharded step at 16 rows in none (the best: 1).
+std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t rows, int n);
+
+}  // namespace tandem::detail
