@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "advise/probes.h"
+#include "advise/weight_grad_probes.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {

@@ -1,6 +1,6 @@
 // The dense rate curves of `tandem calibrate` and `tandem bench validate`: one dense model's
 // 1-device steps at several row counts, the rate line and the points the cost model follows,
-// and the model's weight-gradient GEMMs timed as its shards run them (probes.h).
+// and the model's weight-gradient GEMMs timed as its shards run them (weight_grad_probes.h).
 //
 // The dense rate: the cost model runs a layer of r rows at sustained * r / (r + half_rows),
 // so one device's compute time for a Dense stack of F FLOPs per sample is F (r + half) /
@@ -73,7 +73,7 @@ std::string format_list(const std::vector<double>& values, double scale, const c
 // measurements as JSON; Error when the steps did not grow with the rows. `together`, when not
 // empty: the same row counts on rank 0 while each of `ranks` ranks ran its own at once, kept as
 // the curve's ranks_points. The profile's weight-gradient GEMMs for the model are kept, those
-// in `weight_grad_gemms` (probes.h, weight_grad_gemm_seconds) replacing the same device
+// in `weight_grad_gemms` (weight_grad_probes.h, weight_grad_gemm_seconds) replacing the same device
 // count's.
 nlohmann::json refit_dense_rate(HardwareProfile& hardware, const std::vector<int64_t>& widths,
                                 const std::vector<std::unique_ptr<StepRun>>& runs,

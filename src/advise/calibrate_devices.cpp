@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "advise/at_once_probes.h"
 #include "parallel/strategy.h"
 
 namespace tandem::detail {

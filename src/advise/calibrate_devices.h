@@ -1,8 +1,8 @@
 // What several CPU devices share or pay per step, measured by `tandem calibrate` without
-// training on them (probes.h): memory streamed by every device's core at once, GEMMs computed
-// at once, the device threads' wake, join and barrier, the bf16 loops of MPI gradient
-// compression, the update on every device at once and deterministic mode's exchange; and how
-// the profile holds each figure, with its source.
+// training on them (probes.h, at_once_probes.h): memory streamed by every device's core at once,
+// GEMMs computed at once, the device threads' wake, join and barrier, the bf16 loops of MPI
+// gradient compression, the update on every device at once and deterministic mode's exchange; and
+// how the profile holds each figure, with its source.
 #pragma once
 
 #include <cstdint>

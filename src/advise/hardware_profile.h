@@ -28,9 +28,9 @@ struct DenseRowsSeconds {
 };
 
 // A dense model's weight-gradient GEMMs timed alone on one core at `rows` rows per device
-// (probes.h, weight_grad_gemm_seconds): as one device runs them (each kernel's whole gradient
-// over its rows) and as one of several devices runs its part under weight-gradient sharding
-// (grad_reducer.cpp, WeightGradShardReducer: 1/N of each kernel's input rows, one GEMM per
+// (weight_grad_probes.h, weight_grad_gemm_seconds): as one device runs them (each kernel's whole
+// gradient over its rows) and as one of several devices runs its part under weight-gradient
+// sharding (grad_reducer.cpp, WeightGradShardReducer: 1/N of each kernel's input rows, one GEMM per
 // replica's rows, the first writing and the others accumulating), with the caches warm and
 // emptied first; and (profiles since 2026-12-05) as a step runs them: after the update and
 // forward's read of every parameter, each layer's input-gradient GEMM before its weight

@@ -3,9 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -14,18 +12,13 @@
 #include <thread>
 #include <vector>
 
-#include "advise/step_gemms.h"
 #include "advise/step_run.h"
-#include "advise/steps_at_once.h"
 #include "backend/backend.h"
 #include "core/aligned_buffer.h"
-#include "optim/optimizer_kernel.h"
 #include "parallel/bf16.h"
 #include "parallel/device_group.h"
-#include "parallel/shared_memory_communicator.h"
 #include "profile/phase_timer.h"
 #include "tandem/error.h"
-#include "tandem/optimizers.h"
 
 namespace tandem::detail {
 namespace {
@@ -51,11 +44,6 @@ void wait_for(const std::atomic<int>& ball, int value) {
 }
 
 // The mean over the devices (the step's phases are their mean).
-double mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (const double x : v) sum += x;
-  return v.empty() ? 0 : sum / static_cast<double>(v.size());
-}
 
 // Seconds of one pass of b += a over n floats.
 double sum_pass(float* __restrict out, const float* __restrict in, int64_t n) {
@@ -218,146 +206,6 @@ DeviceSync device_sync(int devices, int repeats) {
   return {median_of(fork_join), median_of(per_barrier)};
 }
 
-std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
-                                                int threads, int repeats) {
-  if (devices < 2) {
-    throw Error("update_contention: 2 or more devices, got " + std::to_string(devices));
-  }
-  const std::unique_ptr<OptimizerKernel> kernel = make_optimizer_kernel(RMSprop());
-  DeviceGroup group(plan_devices(devices, threads));
-  std::vector<UpdateContention> out;
-  for (const int64_t size : bytes) {
-    const int64_t n = std::max<int64_t>(size / 4, int64_t{16} * devices);
-    // Each device's own parameters, accumulator and gradients; one shared copy of the first
-    // two.
-    std::vector<AlignedBuffer> params, state, grads;
-    for (int d = 0; d < devices; ++d) {
-      params.emplace_back(n);
-      state.emplace_back(n);
-      grads.emplace_back(n);
-      std::fill(params[d].data(), params[d].data() + n, 0.5f);
-      std::fill(state[d].data(), state[d].data() + n, 0.f);
-    }
-    AlignedBuffer shared(n), shared_state(n);
-    std::fill(shared.data(), shared.data() + n, 0.5f);
-    std::fill(shared_state.data(), shared_state.data() + n, 0.f);
-    std::vector<double> each(devices), sinks(devices);
-    // Backward's gradients, then forward's read of the parameters: a float of every line.
-    const auto prepare = [&](int d, const float* read, float value) {
-      std::fill(grads[d].data(), grads[d].data() + n, value);
-      double sum = 0;
-      for (int64_t i = 0; i < n; i += 16) sum += read[i];
-      sinks[d] += sum;
-    };
-    std::vector<double> alone, own, shard;
-    float value = 1e-4f;
-    int64_t iteration = 0;
-    // Device d's update of params[begin, end) with its gradients, timed into each[d].
-    const auto timed_update = [&](int d, float* w, float* s, int64_t begin, int64_t end) {
-      float* slots[] = {s};
-      const auto start = Clock::now();
-      kernel->update(w, grads[d].data(), slots, begin, end, iteration, 1e-3, threads, 0);
-      each[d] = seconds_since(start);
-    };
-    for (int r = 0; r < std::max(repeats, 1); ++r) {
-      value = -value;
-      ++iteration;
-      group.run([&](int d) {
-        if (d != 0) return;
-        prepare(0, params[0].data(), value);
-        timed_update(0, params[0].data(), state[0].data(), 0, n);
-      });
-      alone.push_back(each[0]);
-      group.run([&](int d) {
-        prepare(d, params[d].data(), value);
-        group.barrier().wait();
-        timed_update(d, params[d].data(), state[d].data(), 0, n);
-      });
-      own.push_back(mean(each));
-      group.run([&](int d) {
-        prepare(d, shared.data(), value);
-        group.barrier().wait();
-        timed_update(d, shared.data(), shared_state.data(), n * d / devices, n * (d + 1) / devices);
-      });
-      shard.push_back(mean(each));
-    }
-    double read = 0;
-    for (const double v : sinks) read += v;
-    if (!std::isfinite(read)) throw Error("update_contention: the parameters read back non-finite");
-    const double a = median_of(alone);
-    out.push_back({4 * n, median_of(own) / a, median_of(shard) * devices / a});
-  }
-  return out;
-}
-
-std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& bytes, int devices,
-                                                    int shards, int repeats) {
-  if (devices < 2 || shards < 1) {
-    throw Error("deterministic_exchange: 2 or more devices and 1 or more shards, got " +
-                std::to_string(devices) + " and " + std::to_string(shards));
-  }
-  DeviceGroup group(plan_devices(devices, 1));
-  std::vector<ExchangeSeconds> out;
-  for (const int64_t size : bytes) {
-    const int64_t n = std::max<int64_t>(size / 4, 16);
-    // Each device's parameters, gradients and shard copies.
-    std::vector<AlignedBuffer> params, grads;
-    std::vector<std::vector<AlignedBuffer>> copies(devices);
-    std::vector<std::vector<float*>> sources(devices);
-    for (int d = 0; d < devices; ++d) {
-      params.emplace_back(n);
-      grads.emplace_back(n);
-      std::fill(params[d].data(), params[d].data() + n, 0.5f);
-      for (int j = 0; j < shards; ++j) {
-        copies[d].emplace_back(n);
-        sources[d].push_back(copies[d].back().data());
-      }
-    }
-    std::vector<double> copy_each(devices), tree_each(devices), sinks(devices);
-    std::vector<double> copy, tree;
-    for (int r = 0; r < std::max(repeats, 1); ++r) {
-      group.run([&](int d) {
-        double seconds = 0, sum = 0;
-        for (int j = 0; j < shards; ++j) {
-          // Backward: a float of every parameter line read, every gradient written.
-          for (int64_t i = 0; i < n; i += 16) sum += params[d].data()[i];
-          std::fill(grads[d].data(), grads[d].data() + n, 1e-3f * static_cast<float>(j + r));
-          group.barrier().wait();
-          const auto start = Clock::now();
-          std::copy(grads[d].data(), grads[d].data() + n, sources[d][j]);
-          seconds += seconds_since(start);
-        }
-        group.barrier().wait();
-        const auto start = Clock::now();
-        tree_sum(sources[d], grads[d].data(), 0, n);
-        tree_each[d] = seconds_since(start);
-        copy_each[d] = seconds / shards;
-        sinks[d] += sum + grads[d].data()[n - 1];
-      });
-      copy.push_back(mean(copy_each));
-      tree.push_back(mean(tree_each));
-    }
-    double read = 0;
-    for (const double v : sinks) read += v;
-    if (!std::isfinite(read)) throw Error("deterministic_exchange: the sums read back non-finite");
-    out.push_back({4 * n, median_of(copy), median_of(tree)});
-  }
-  return out;
-}
-
-std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shards) {
-  const int64_t smallest = int64_t{256} << 10;
-  const int64_t fits = shared_cache > 0
-                           ? shared_cache / (std::max(devices, 1) * (std::max(shards, 1) + 2))
-                           : int64_t{4} << 20;
-  // Whole 4 KiB pages, within [256 KiB, 256 MiB].
-  const int64_t largest = std::clamp(fits / 4096 * 4096, smallest, int64_t{256} << 20);
-  std::vector<int64_t> sizes;
-  for (int64_t b = smallest; b <= largest; b *= 2) sizes.push_back(b);
-  if (sizes.back() < largest) sizes.push_back(largest);
-  return sizes;
-}
-
 Bf16LoopSeconds bf16_loop_seconds(int64_t floats, int repeats) {
   const int64_t n = std::max<int64_t>(floats, 1);
   AlignedBuffer a(n);
@@ -433,158 +281,6 @@ std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& sh
     m.backward_data = best_seconds(repeats, data) / samples;
     m.backward_weights = best_seconds(repeats, weights) / samples;
     out.push_back(m);
-  }
-  return out;
-}
-
-namespace {
-
-// The steps at once at each of `rows` (distinct, ascending): each row count's passes once
-// untimed (their GEMMs' primitives created), then `repeats` rounds over the rows; the best of
-// the rounds and their median.
-std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
-                                                      const std::vector<int64_t>& rows,
-                                                      int repeats) {
-  // Per row count, the rounds' forward alone, backward alone, forward shared, backward shared.
-  std::vector<std::array<std::vector<double>, 4>> rounds(rows.size());
-  for (const int64_t r : rows) {
-    probe.alone(r);
-    probe.shared(r);
-  }
-  for (int round = 0; round < std::max(repeats, 1); ++round) {
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const StepsAtOnce::Seconds alone = probe.alone(rows[i]);
-      const StepsAtOnce::Seconds shared = probe.shared(rows[i]);
-      rounds[i][0].push_back(alone.forward);
-      rounds[i][1].push_back(alone.backward);
-      rounds[i][2].push_back(shared.forward);
-      rounds[i][3].push_back(shared.backward);
-    }
-  }
-  std::vector<StepsAtOnceSeconds> out;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const auto best = [&](int k) {
-      return *std::min_element(rounds[i][k].begin(), rounds[i][k].end());
-    };
-    out.push_back({.rows = rows[i],
-                   .forward_alone = best(0),
-                   .backward_alone = best(1),
-                   .forward_shared = best(2),
-                   .backward_shared = best(3),
-                   .median_forward_alone = median_of(rounds[i][0]),
-                   .median_backward_alone = median_of(rounds[i][1]),
-                   .median_forward_shared = median_of(rounds[i][2]),
-                   .median_backward_shared = median_of(rounds[i][3])});
-  }
-  return out;
-}
-
-}  // namespace
-
-std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
-                                                       const std::vector<int64_t>& rows,
-                                                       const std::vector<int>& devices, int threads,
-                                                       int repeats) {
-  std::vector<int> counts;
-  for (const int n : devices) {
-    if (n >= 2 && std::find(counts.begin(), counts.end(), n) == counts.end()) counts.push_back(n);
-  }
-  std::sort(counts.begin(), counts.end());
-  if (widths.size() < 2 || rows.empty() || counts.empty()) return {};
-  const std::unique_ptr<Backend> backend = make_cpu_backend(threads);
-  const int64_t most_rows = *std::max_element(rows.begin(), rows.end());
-  const size_t layers = widths.size() - 1;
-  // Per layer: its input rows x (rows, in), its output gradient dz (rows, units) and its
-  // kernel's gradient (in, units).
-  std::vector<AlignedBuffer> x, dz, grad;
-  for (size_t l = 0; l < layers; ++l) {
-    x.emplace_back(most_rows * widths[l]);
-    dz.emplace_back(most_rows * widths[l + 1]);
-    grad.emplace_back(widths[l] * widths[l + 1]);
-    std::fill(x[l].data(), x[l].data() + most_rows * widths[l], 0.5f);
-    std::fill(dz[l].data(), dz[l].data() + most_rows * widths[l + 1], 1e-3f);
-  }
-  const auto whole = [&](int64_t r) {
-    for (size_t l = layers; l-- > 0;) {
-      backend->gemm({.m = widths[l],
-                     .n = widths[l + 1],
-                     .k = r,
-                     .a = x[l].data(),
-                     .trans_a = true,
-                     .b = dz[l].data(),
-                     .c = grad[l].data()});
-    }
-  };
-  const auto shard = [&](int64_t r, int n) {
-    for (size_t l = layers; l-- > 0;) {
-      const int64_t in = widths[l], part = (in + n - 1) / n;
-      for (int q = 0; q < n; ++q) {
-        backend->gemm({.m = part,
-                       .n = widths[l + 1],
-                       .k = r,
-                       .a = x[l].data(),
-                       .trans_a = true,
-                       .b = dz[l].data(),
-                       .c = grad[l].data(),
-                       .accumulate = q > 0,
-                       .lda = in});
-      }
-    }
-  };
-  CacheEvictor evictor;
-  StepGemms step(widths, most_rows, counts.back(), threads);
-  std::vector<int64_t> distinct = rows;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  // Whole GEMMs per row count (shared by every device count), shards per device count.
-  std::vector<WeightGradGemmSeconds> wholes;
-  std::vector<WeightGradShards> out;
-  for (const int64_t r : distinct) {
-    whole(r);  // each GEMM's primitive created once
-    step.whole(r);
-    wholes.push_back(
-        {.rows = r, .whole = 1e300, .whole_cold = 1e300, .whole_step = 1e300, .input_step = 1e300});
-  }
-  for (const int n : counts) {
-    out.push_back({n, {}});
-    for (const int64_t r : distinct) {
-      shard(r, n);
-      step.shard(r, n);
-      out.back().points.push_back(
-          {.rows = r, .shard = 1e300, .shard_cold = 1e300, .shard_step = 1e300});
-    }
-  }
-  for (int round = 0; round < std::max(repeats, 1); ++round) {
-    for (size_t i = 0; i < distinct.size(); ++i) {
-      const int64_t r = distinct[i];
-      WeightGradGemmSeconds& w = wholes[i];
-      evictor.evict();
-      w.whole_cold = std::min(w.whole_cold, seconds_of([&] { whole(r); }));
-      w.whole = std::min(w.whole, seconds_of([&] { whole(r); }));
-      const StepGemms::Seconds whole_step = step.whole(r);
-      w.input_step = std::min(w.input_step, whole_step.input);
-      w.whole_step = std::min(w.whole_step, whole_step.weight);
-      for (WeightGradShards& s : out) {
-        WeightGradGemmSeconds& m = s.points[i];
-        evictor.evict();
-        m.shard_cold = std::min(m.shard_cold, seconds_of([&] { shard(r, s.devices); }));
-        m.shard = std::min(m.shard, seconds_of([&] { shard(r, s.devices); }));
-        m.shard_step = std::min(m.shard_step, step.shard(r, s.devices).weight);
-      }
-    }
-  }
-  // The steps at once, one device count at a time (each holds every device's buffers).
-  for (WeightGradShards& s : out) {
-    StepsAtOnce at_once(widths, most_rows, s.devices, threads);
-    s.at_once = steps_at_once_seconds(at_once, distinct, repeats);
-  }
-  for (WeightGradShards& s : out) {
-    for (size_t i = 0; i < distinct.size(); ++i) {
-      s.points[i].whole = wholes[i].whole;
-      s.points[i].whole_cold = wholes[i].whole_cold;
-      s.points[i].whole_step = wholes[i].whole_step;
-      s.points[i].input_step = wholes[i].input_step;
-    }
   }
   return out;
 }

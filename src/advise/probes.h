@@ -2,6 +2,9 @@
 // between two threads and of tandem's device threads' wake, join and barrier, for
 // `tandem calibrate`. Each is the best of `repeats` passes (the machine's capability, not
 // its noise) over a buffer of `bytes`, which should be well above the last-level cache.
+// Also the bf16 loops and the convolution shapes alone. The update and the deterministic
+// exchange on every device at once are at_once_probes.h's; a dense model's weight-gradient
+// GEMMs and steps at once weight_grad_probes.h's.
 #pragma once
 
 #include <cstdint>
@@ -66,33 +69,6 @@ struct DeviceSync {
 };
 DeviceSync device_sync(int devices, int repeats);
 
-// The optimizer's update (RMSprop's kernel, `threads` threads per device) on a DeviceGroup of
-// `devices` (2 or more) devices at once against device 0 alone, for parameters of each of
-// `bytes` (ascending): before each timed update every device writes its gradients and reads
-// the parameters it will update (as backward and forward leave them). Alone: device 0 updates
-// one whole buffer. own: every device updates the whole of its own copy (the devices' mean
-// timed, as the step's phases are), over alone. shard: every device reads one shared buffer whole,
-// then updates its 1/n of it, over alone / n. Medians of `repeats` rounds, the three interleaved.
-std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
-                                                int threads, int repeats);
-
-// Deterministic mode's exchange in one process (mirrored.cpp, deterministic_gradients) on a
-// DeviceGroup of `devices` (2 or more) devices at once, for gradients of each of `bytes`
-// (ascending): every device reads its parameters and writes its gradients (as backward leaves
-// them), copies them aside, and so for each of its `shards` micro-shards, then sums the copies
-// in the fixed tree (tree_sum) into its gradient buffer; the devices start each timed part
-// together. Seconds of one copy and of the tree, the devices' mean, medians of `repeats`
-// rounds.
-std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& bytes, int devices,
-                                                    int shards, int repeats);
-
-// The gradient sizes calibrate times deterministic_exchange at for `devices` devices with
-// `shards` micro-shards each: powers of two from 256 KiB up to the largest size whose
-// parameters, gradients and copies on every device fit `shared_cache` bytes (devices x
-// (shards + 2) x size), and that size itself; up to 4 MiB where the cache is unknown (0), and
-// never over 256 MiB. Ascending.
-std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shards);
-
 // The bfloat16 loops of MPI gradient compression (parallel/bf16.h, the functions the
 // communication thread calls) over `floats` floats on one thread: seconds per float of each,
 // best of `repeats`.
@@ -104,26 +80,5 @@ Bf16LoopSeconds bf16_loop_seconds(int64_t floats, int repeats);
 // `repeats` each, in seconds per sample.
 std::vector<ConvShapeSeconds> conv_shape_seconds(const std::vector<Window2d>& shapes, int threads,
                                                  int64_t batch, int repeats);
-
-// A dense model's weight-gradient GEMMs (Input(widths[0]) -> Dense(widths[1]) -> ...) on one
-// device of `threads` threads at each of `rows` rows: every kernel's whole gradient over the
-// rows (what one device computes), and for each of `devices` (2 or more; others ignored) the
-// shard device 0 of that many computes under weight-gradient sharding (WeightGradShardReducer:
-// the first 1/N of the kernel's input rows, one GEMM per replica's `rows` rows, the first
-// writing and the others accumulating; the replicas' operands are one buffer here, so the
-// others' come from this core's cache, where in a step another core wrote them), layers in
-// backward order; each pass warm (right after the same pass) and with the caches emptied
-// before it; and as a step runs them (`*_step`): after the update of every parameter and
-// forward's read of them, each layer's input-gradient GEMM before its weight gradient, each
-// replica's operands its own buffer, a shard's update after its GEMMs; and the model's forward
-// and backward GEMMs as device 0 alone runs a step and as the n devices at once run the
-// sharded reducer's over one shared parameter buffer (steps_at_once.h; one device count after
-// another, after the other timings' rounds). Best of `repeats` rounds, interleaved over the
-// rows (the steps at once also their median); seconds summed over the layers; one entry per device
-// count, ascending, each with the same whole GEMMs.
-std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
-                                                       const std::vector<int64_t>& rows,
-                                                       const std::vector<int>& devices, int threads,
-                                                       int repeats);
 
 }  // namespace tandem::detail

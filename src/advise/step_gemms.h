@@ -1,5 +1,5 @@
 // A dense model's backward GEMMs timed as a training step runs them, for calibrate's
-// weight-gradient probe (probes.h, weight_grad_gemm_seconds, the `*_step` timings).
+// weight-gradient probe (weight_grad_probes.h, weight_grad_gemm_seconds, the `*_step` timings).
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // A dense model's forward and backward GEMMs on several devices at once, as mirrored's sharded
 // reducer runs them over one shared parameter buffer, against one device alone: calibrate's
-// weight-gradient probe (probes.h, weight_grad_gemm_seconds, the `*_alone` and `*_shared`
-// timings).
+// weight-gradient probe (weight_grad_probes.h, weight_grad_gemm_seconds, the `*_alone` and
+// `*_shared` timings).
 #pragma once
 
 #include <cstdint>

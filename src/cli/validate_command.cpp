@@ -15,6 +15,7 @@
 #include "advise/probes.h"
 #include "advise/step_run.h"
 #include "advise/validation.h"
+#include "advise/weight_grad_probes.h"
 #include "cli/atomic_write.h"
 #include "cli/options.h"
 #include "core/input_file.h"

@@ -10,11 +10,13 @@
 #include <fstream>
 #include <string>
 
+#include "advise/at_once_probes.h"
 #include "advise/calibrate_dense.h"
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
 #include "advise/probes.h"
 #include "advise/step_run.h"
+#include "advise/weight_grad_probes.h"
 #include "test_util.h"
 
 namespace tandem::detail {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "advise/at_once_probes.h"
 #include "advise/hardware_profile.h"
 #include "advise/probes.h"
 #include "skip.h"

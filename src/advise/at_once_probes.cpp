@@ -1,0 +1,169 @@
+#include "advise/at_once_probes.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+#include <string>
+
+#include "advise/probes.h"
+#include "advise/step_run.h"
+#include "core/aligned_buffer.h"
+#include "optim/optimizer_kernel.h"
+#include "parallel/device_group.h"
+#include "parallel/shared_memory_communicator.h"
+#include "profile/phase_timer.h"
+#include "tandem/error.h"
+#include "tandem/optimizers.h"
+
+namespace tandem::detail {
+namespace {
+
+double mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (const double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
+                                                int threads, int repeats) {
+  if (devices < 2) {
+    throw Error("update_contention: 2 or more devices, got " + std::to_string(devices));
+  }
+  const std::unique_ptr<OptimizerKernel> kernel = make_optimizer_kernel(RMSprop());
+  DeviceGroup group(plan_devices(devices, threads));
+  std::vector<UpdateContention> out;
+  for (const int64_t size : bytes) {
+    const int64_t n = std::max<int64_t>(size / 4, int64_t{16} * devices);
+    // Each device's own parameters, accumulator and gradients; one shared copy of the first
+    // two.
+    std::vector<AlignedBuffer> params, state, grads;
+    for (int d = 0; d < devices; ++d) {
+      params.emplace_back(n);
+      state.emplace_back(n);
+      grads.emplace_back(n);
+      std::fill(params[d].data(), params[d].data() + n, 0.5f);
+      std::fill(state[d].data(), state[d].data() + n, 0.f);
+    }
+    AlignedBuffer shared(n), shared_state(n);
+    std::fill(shared.data(), shared.data() + n, 0.5f);
+    std::fill(shared_state.data(), shared_state.data() + n, 0.f);
+    std::vector<double> each(devices), sinks(devices);
+    // Backward's gradients, then forward's read of the parameters: a float of every line.
+    const auto prepare = [&](int d, const float* read, float value) {
+      std::fill(grads[d].data(), grads[d].data() + n, value);
+      double sum = 0;
+      for (int64_t i = 0; i < n; i += 16) sum += read[i];
+      sinks[d] += sum;
+    };
+    std::vector<double> alone, own, shard;
+    float value = 1e-4f;
+    int64_t iteration = 0;
+    // Device d's update of params[begin, end) with its gradients, timed into each[d].
+    const auto timed_update = [&](int d, float* w, float* s, int64_t begin, int64_t end) {
+      float* slots[] = {s};
+      const auto start = Clock::now();
+      kernel->update(w, grads[d].data(), slots, begin, end, iteration, 1e-3, threads, 0);
+      each[d] = seconds_since(start);
+    };
+    for (int r = 0; r < std::max(repeats, 1); ++r) {
+      value = -value;
+      ++iteration;
+      group.run([&](int d) {
+        if (d != 0) return;
+        prepare(0, params[0].data(), value);
+        timed_update(0, params[0].data(), state[0].data(), 0, n);
+      });
+      alone.push_back(each[0]);
+      group.run([&](int d) {
+        prepare(d, params[d].data(), value);
+        group.barrier().wait();
+        timed_update(d, params[d].data(), state[d].data(), 0, n);
+      });
+      own.push_back(mean(each));
+      group.run([&](int d) {
+        prepare(d, shared.data(), value);
+        group.barrier().wait();
+        timed_update(d, shared.data(), shared_state.data(), n * d / devices, n * (d + 1) / devices);
+      });
+      shard.push_back(mean(each));
+    }
+    double read = 0;
+    for (const double v : sinks) read += v;
+    if (!std::isfinite(read)) throw Error("update_contention: the parameters read back non-finite");
+    const double a = median_of(alone);
+    out.push_back({4 * n, median_of(own) / a, median_of(shard) * devices / a});
+  }
+  return out;
+}
+
+std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& bytes, int devices,
+                                                    int shards, int repeats) {
+  if (devices < 2 || shards < 1) {
+    throw Error("deterministic_exchange: 2 or more devices and 1 or more shards, got " +
+                std::to_string(devices) + " and " + std::to_string(shards));
+  }
+  DeviceGroup group(plan_devices(devices, 1));
+  std::vector<ExchangeSeconds> out;
+  for (const int64_t size : bytes) {
+    const int64_t n = std::max<int64_t>(size / 4, 16);
+    // Each device's parameters, gradients and shard copies.
+    std::vector<AlignedBuffer> params, grads;
+    std::vector<std::vector<AlignedBuffer>> copies(devices);
+    std::vector<std::vector<float*>> sources(devices);
+    for (int d = 0; d < devices; ++d) {
+      params.emplace_back(n);
+      grads.emplace_back(n);
+      std::fill(params[d].data(), params[d].data() + n, 0.5f);
+      for (int j = 0; j < shards; ++j) {
+        copies[d].emplace_back(n);
+        sources[d].push_back(copies[d].back().data());
+      }
+    }
+    std::vector<double> copy_each(devices), tree_each(devices), sinks(devices);
+    std::vector<double> copy, tree;
+    for (int r = 0; r < std::max(repeats, 1); ++r) {
+      group.run([&](int d) {
+        double seconds = 0, sum = 0;
+        for (int j = 0; j < shards; ++j) {
+          // Backward: a float of every parameter line read, every gradient written.
+          for (int64_t i = 0; i < n; i += 16) sum += params[d].data()[i];
+          std::fill(grads[d].data(), grads[d].data() + n, 1e-3f * static_cast<float>(j + r));
+          group.barrier().wait();
+          const auto start = Clock::now();
+          std::copy(grads[d].data(), grads[d].data() + n, sources[d][j]);
+          seconds += seconds_since(start);
+        }
+        group.barrier().wait();
+        const auto start = Clock::now();
+        tree_sum(sources[d], grads[d].data(), 0, n);
+        tree_each[d] = seconds_since(start);
+        copy_each[d] = seconds / shards;
+        sinks[d] += sum + grads[d].data()[n - 1];
+      });
+      copy.push_back(mean(copy_each));
+      tree.push_back(mean(tree_each));
+    }
+    double read = 0;
+    for (const double v : sinks) read += v;
+    if (!std::isfinite(read)) throw Error("deterministic_exchange: the sums read back non-finite");
+    out.push_back({4 * n, median_of(copy), median_of(tree)});
+  }
+  return out;
+}
+
+std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shards) {
+  const int64_t smallest = int64_t{256} << 10;
+  const int64_t fits = shared_cache > 0
+                           ? shared_cache / (std::max(devices, 1) * (std::max(shards, 1) + 2))
+                           : int64_t{4} << 20;
+  // Whole 4 KiB pages, within [256 KiB, 256 MiB].
+  const int64_t largest = std::clamp(fits / 4096 * 4096, smallest, int64_t{256} << 20);
+  std::vector<int64_t> sizes;
+  for (int64_t b = smallest; b <= largest; b *= 2) sizes.push_back(b);
+  if (sizes.back() < largest) sizes.push_back(largest);
+  return sizes;
+}
+
+}  // namespace tandem::detail

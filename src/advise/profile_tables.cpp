@@ -1,0 +1,143 @@
+#include "advise/profile_tables.h"
+
+#include <tuple>
+
+#include "advise/profile_fields.h"
+#include "tandem/error.h"
+
+namespace tandem::detail {
+namespace {
+
+using json = nlohmann::json;
+
+ConvShapeSeconds conv_shape_from_json(const json& c, const std::string& where) {
+  if (!c.is_object()) throw ConfigError(where + ": each entry must be an object");
+  ConvShapeSeconds m;
+  Window2d& w = m.window;
+  w.batch = 1;
+  const auto in = whole_numbers(c, "input", 3, 1, where);
+  const auto out = whole_numbers(c, "output", 3, 1, where);
+  const auto kernel = whole_numbers(c, "kernel", 2, 1, where);
+  const auto strides = whole_numbers(c, "strides", 2, 1, where);
+  const auto dilation = whole_numbers(c, "dilation", 2, 1, where);
+  const auto pad = whole_numbers(c, "padding", 4, 0, where);
+  std::tie(w.in_h, w.in_w, w.in_c) = std::tuple{in[0], in[1], in[2]};
+  std::tie(w.out_h, w.out_w, w.out_c) = std::tuple{out[0], out[1], out[2]};
+  std::tie(w.kernel_h, w.kernel_w) = std::pair{kernel[0], kernel[1]};
+  std::tie(w.stride_h, w.stride_w) = std::pair{strides[0], strides[1]};
+  std::tie(w.dilation_h, w.dilation_w) = std::pair{dilation[0], dilation[1]};
+  std::tie(w.pad_top, w.pad_bottom, w.pad_left, w.pad_right) =
+      std::tuple{pad[0], pad[1], pad[2], pad[3]};
+  m.batch = count_field(c, "batch", where, 0);
+  if (m.batch < 1) throw ConfigError(where + ": missing whole number 'batch'");
+  m.forward = positive_number(c, "forward", where);
+  m.backward_data = positive_number(c, "backward_data", where);
+  m.backward_weights = positive_number(c, "backward_weights", where);
+  return m;
+}
+
+}  // namespace
+
+std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& where) {
+  if (!j.is_array()) throw ConfigError(where + " must be an array");
+  std::vector<AllreduceAlone> out;
+  for (const json& c : j) {
+    AllreduceAlone a;
+    a.floats = ascending_size(c, "floats", out.empty() ? 0 : out.back().floats, where);
+    a.seconds = positive_number(c, "seconds", where);
+    a.bf16_seconds = positive_number(c, "bf16_seconds", where);
+    // The later measurements: both on every entry, or neither on any.
+    if (c.contains("deterministic_seconds") || c.contains("deterministic_cold_seconds")) {
+      a.deterministic_seconds = positive_number(c, "deterministic_seconds", where);
+      a.deterministic_cold_seconds = positive_number(c, "deterministic_cold_seconds", where);
+    }
+    if (!out.empty() && (a.deterministic_seconds > 0) != (out.back().deterministic_seconds > 0)) {
+      throw ConfigError(where +
+                        ": 'deterministic_seconds' and 'deterministic_cold_seconds' must be on "
+                        "every entry or on none");
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::vector<ConvShapeSeconds> conv_shapes(const json& j, const std::string& where) {
+  std::vector<ConvShapeSeconds> out;
+  if (!j.is_array()) throw ConfigError(where + " must be an array");
+  for (const json& c : j) {
+    out.push_back(conv_shape_from_json(c, where));
+  }
+  return out;
+}
+
+std::vector<Bf16LoopSeconds> bf16_loops(const json& j, const std::string& where) {
+  std::vector<Bf16LoopSeconds> out;
+  if (!j.is_array()) throw ConfigError(where + " must be an array");
+  for (const json& c : j) {
+    Bf16LoopSeconds loops;
+    loops.floats = ascending_size(c, "floats", out.empty() ? 0 : out.back().floats, where);
+    loops.pack = positive_number(c, "pack", where);
+    loops.unpack = positive_number(c, "unpack", where);
+    loops.sum = positive_number(c, "sum", where);
+    out.push_back(loops);
+  }
+  return out;
+}
+
+void read_update_contention(const json& dj, const std::string& d, DeviceProfile& device) {
+  if (!dj.contains("update_contention")) return;
+  const std::string where = d + ": update_contention";
+  if (!dj.at("update_contention").is_array() || dj.at("update_contention").empty()) {
+    throw ConfigError(where + " must be a non-empty array");
+  }
+  for (const json& c : dj.at("update_contention")) {
+    UpdateContention u;
+    u.bytes = ascending_size(
+        c, "bytes", device.update_contention.empty() ? 0 : device.update_contention.back().bytes,
+        where);
+    u.own = positive_number(c, "own", where);
+    u.shard = positive_number(c, "shard", where);
+    device.update_contention.push_back(u);
+  }
+  if (!dj.contains("update_contention_devices")) {
+    throw ConfigError(d +
+                      ": 'update_contention' needs 'update_contention_devices' (the "
+                      "devices updating at once)");
+  }
+  device.update_contention_devices = count_field(dj, "update_contention_devices", d, 1);
+  if (device.update_contention_devices < 2) {
+    throw ConfigError(d + ": 'update_contention_devices' must be 2 or more, got " +
+                      std::to_string(device.update_contention_devices));
+  }
+}
+
+void read_deterministic_exchange(const json& dj, const std::string& d, DeviceProfile& device) {
+  if (!dj.contains("deterministic_exchange")) return;
+  const std::string where = d + ": deterministic_exchange";
+  if (!dj.at("deterministic_exchange").is_array() || dj.at("deterministic_exchange").empty()) {
+    throw ConfigError(where + " must be a non-empty array");
+  }
+  for (const json& c : dj.at("deterministic_exchange")) {
+    ExchangeSeconds e;
+    e.bytes = ascending_size(
+        c, "bytes",
+        device.deterministic_exchange.empty() ? 0 : device.deterministic_exchange.back().bytes,
+        where);
+    e.copy = positive_number(c, "copy", where);
+    e.tree = positive_number(c, "tree", where);
+    device.deterministic_exchange.push_back(e);
+  }
+  for (const char* key : {"deterministic_exchange_devices", "deterministic_exchange_shards"}) {
+    if (!dj.contains(key)) {
+      throw ConfigError(d + ": 'deterministic_exchange' needs '" + key + "'");
+    }
+  }
+  device.deterministic_exchange_devices = count_field(dj, "deterministic_exchange_devices", d, 1);
+  device.deterministic_exchange_shards = count_field(dj, "deterministic_exchange_shards", d, 1);
+  if (device.deterministic_exchange_devices < 2) {
+    throw ConfigError(d + ": 'deterministic_exchange_devices' must be 2 or more, got " +
+                      std::to_string(device.deterministic_exchange_devices));
+  }
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,167 @@
+#include "advise/weight_grad_probes.h"
+
+#include <algorithm>
+#include <array>
+#include <memory>
+
+#include "advise/probes.h"
+#include "advise/step_gemms.h"
+#include "advise/step_run.h"
+#include "advise/steps_at_once.h"
+#include "backend/backend.h"
+#include "core/aligned_buffer.h"
+
+namespace tandem::detail {
+namespace {
+
+// The steps at once at each of `rows` (distinct, ascending): each row count's passes once
+// untimed (their GEMMs' primitives created), then `repeats` rounds over the rows; the best of
+// the rounds and their median.
+std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
+                                                      const std::vector<int64_t>& rows,
+                                                      int repeats) {
+  // Per row count, the rounds' forward alone, backward alone, forward shared, backward shared.
+  std::vector<std::array<std::vector<double>, 4>> rounds(rows.size());
+  for (const int64_t r : rows) {
+    probe.alone(r);
+    probe.shared(r);
+  }
+  for (int round = 0; round < std::max(repeats, 1); ++round) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const StepsAtOnce::Seconds alone = probe.alone(rows[i]);
+      const StepsAtOnce::Seconds shared = probe.shared(rows[i]);
+      rounds[i][0].push_back(alone.forward);
+      rounds[i][1].push_back(alone.backward);
+      rounds[i][2].push_back(shared.forward);
+      rounds[i][3].push_back(shared.backward);
+    }
+  }
+  std::vector<StepsAtOnceSeconds> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const auto best = [&](int k) {
+      return *std::min_element(rounds[i][k].begin(), rounds[i][k].end());
+    };
+    out.push_back({.rows = rows[i],
+                   .forward_alone = best(0),
+                   .backward_alone = best(1),
+                   .forward_shared = best(2),
+                   .backward_shared = best(3),
+                   .median_forward_alone = median_of(rounds[i][0]),
+                   .median_backward_alone = median_of(rounds[i][1]),
+                   .median_forward_shared = median_of(rounds[i][2]),
+                   .median_backward_shared = median_of(rounds[i][3])});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,
+                                                       const std::vector<int64_t>& rows,
+                                                       const std::vector<int>& devices, int threads,
+                                                       int repeats) {
+  std::vector<int> counts;
+  for (const int n : devices) {
+    if (n >= 2 && std::find(counts.begin(), counts.end(), n) == counts.end()) counts.push_back(n);
+  }
+  std::sort(counts.begin(), counts.end());
+  if (widths.size() < 2 || rows.empty() || counts.empty()) return {};
+  const std::unique_ptr<Backend> backend = make_cpu_backend(threads);
+  const int64_t most_rows = *std::max_element(rows.begin(), rows.end());
+  const size_t layers = widths.size() - 1;
+  // Per layer: its input rows x (rows, in), its output gradient dz (rows, units) and its
+  // kernel's gradient (in, units).
+  std::vector<AlignedBuffer> x, dz, grad;
+  for (size_t l = 0; l < layers; ++l) {
+    x.emplace_back(most_rows * widths[l]);
+    dz.emplace_back(most_rows * widths[l + 1]);
+    grad.emplace_back(widths[l] * widths[l + 1]);
+    std::fill(x[l].data(), x[l].data() + most_rows * widths[l], 0.5f);
+    std::fill(dz[l].data(), dz[l].data() + most_rows * widths[l + 1], 1e-3f);
+  }
+  const auto whole = [&](int64_t r) {
+    for (size_t l = layers; l-- > 0;) {
+      backend->gemm({.m = widths[l],
+                     .n = widths[l + 1],
+                     .k = r,
+                     .a = x[l].data(),
+                     .trans_a = true,
+                     .b = dz[l].data(),
+                     .c = grad[l].data()});
+    }
+  };
+  const auto shard = [&](int64_t r, int n) {
+    for (size_t l = layers; l-- > 0;) {
+      const int64_t in = widths[l], part = (in + n - 1) / n;
+      for (int q = 0; q < n; ++q) {
+        backend->gemm({.m = part,
+                       .n = widths[l + 1],
+                       .k = r,
+                       .a = x[l].data(),
+                       .trans_a = true,
+                       .b = dz[l].data(),
+                       .c = grad[l].data(),
+                       .accumulate = q > 0,
+                       .lda = in});
+      }
+    }
+  };
+  CacheEvictor evictor;
+  StepGemms step(widths, most_rows, counts.back(), threads);
+  std::vector<int64_t> distinct = rows;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  // Whole GEMMs per row count (shared by every device count), shards per device count.
+  std::vector<WeightGradGemmSeconds> wholes;
+  std::vector<WeightGradShards> out;
+  for (const int64_t r : distinct) {
+    whole(r);  // each GEMM's primitive created once
+    step.whole(r);
+    wholes.push_back(
+        {.rows = r, .whole = 1e300, .whole_cold = 1e300, .whole_step = 1e300, .input_step = 1e300});
+  }
+  for (const int n : counts) {
+    out.push_back({n, {}});
+    for (const int64_t r : distinct) {
+      shard(r, n);
+      step.shard(r, n);
+      out.back().points.push_back(
+          {.rows = r, .shard = 1e300, .shard_cold = 1e300, .shard_step = 1e300});
+    }
+  }
+  for (int round = 0; round < std::max(repeats, 1); ++round) {
+    for (size_t i = 0; i < distinct.size(); ++i) {
+      const int64_t r = distinct[i];
+      WeightGradGemmSeconds& w = wholes[i];
+      evictor.evict();
+      w.whole_cold = std::min(w.whole_cold, seconds_of([&] { whole(r); }));
+      w.whole = std::min(w.whole, seconds_of([&] { whole(r); }));
+      const StepGemms::Seconds whole_step = step.whole(r);
+      w.input_step = std::min(w.input_step, whole_step.input);
+      w.whole_step = std::min(w.whole_step, whole_step.weight);
+      for (WeightGradShards& s : out) {
+        WeightGradGemmSeconds& m = s.points[i];
+        evictor.evict();
+        m.shard_cold = std::min(m.shard_cold, seconds_of([&] { shard(r, s.devices); }));
+        m.shard = std::min(m.shard, seconds_of([&] { shard(r, s.devices); }));
+        m.shard_step = std::min(m.shard_step, step.shard(r, s.devices).weight);
+      }
+    }
+  }
+  // The steps at once, one device count at a time (each holds every device's buffers).
+  for (WeightGradShards& s : out) {
+    StepsAtOnce at_once(widths, most_rows, s.devices, threads);
+    s.at_once = steps_at_once_seconds(at_once, distinct, repeats);
+  }
+  for (WeightGradShards& s : out) {
+    for (size_t i = 0; i < distinct.size(); ++i) {
+      s.points[i].whole = wholes[i].whole;
+      s.points[i].whole_cold = wholes[i].whole_cold;
+      s.points[i].whole_step = wholes[i].whole_step;
+      s.points[i].input_step = wholes[i].input_step;
+    }
+  }
+  return out;
+}
+
+}  // namespace tandem::detail
