@@ -1,0 +1,42 @@
+// The measurements of `tandem bench validate`: every configuration of its plan for each model
+// and batch, interleaved, and each model's 1-device curve measured again between them (with
+// the probes of devices at once), which refit the profile the predictions are made from.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "advise/hardware_profile.h"
+#include "cli/validate_plan.h"
+#include "parallel/world.h"
+
+namespace tandem::cli {
+
+// One configuration of one model and batch: the median of its repetitions, each, and its
+// phases per step.
+struct Measured {
+  size_t model;  // in the plan's models
+  int64_t batch;
+  size_t kind;  // in the plan's kinds
+  double seconds;
+  std::vector<double> per_repetition;
+  std::map<std::string, double> phases;
+};
+
+struct ValidationMeasurements {
+  std::vector<Measured> all;  // the reporter's: by model, batch and kind
+  nlohmann::json calibrations = nlohmann::json::array();  // each model's refitted curve
+  std::vector<double> memory_shares, compute_shares;      // the probe rounds
+};
+
+// Measures the plan (every rank takes part in the multi-rank runs) and refits `hardware`'s
+// dense curves, and on one process its shares of devices at once, from the runs between;
+// other ranks than the reporter return no measurements.
+ValidationMeasurements measure_validation(const ValidationPlan& plan,
+                                          const ValidateOptions& options,
+                                          detail::HardwareProfile& hardware, detail::World* world);
+
+}  // namespace tandem::cli
