@@ -1,11 +1,10 @@
 #include "advise/at_once_probes.h"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
-#include <numeric>
 #include <string>
 
-#include "advise/probes.h"
 #include "advise/step_run.h"
 #include "core/aligned_buffer.h"
 #include "optim/optimizer_kernel.h"
@@ -18,6 +17,7 @@
 namespace tandem::detail {
 namespace {
 
+// The mean over the devices (the step's phases are their mean).
 double mean(const std::vector<double>& v) {
   double sum = 0;
   for (const double x : v) sum += x;

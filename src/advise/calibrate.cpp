@@ -15,6 +15,7 @@
 #include "advise/link_sweep.h"
 #include "advise/probes.h"
 #include "advise/rank_algorithms.h"
+#include "advise/step_run.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
 #include "tandem/zoo.h"

@@ -8,7 +8,6 @@
 #include <numeric>
 #include <tuple>
 
-#include "advise/probes.h"
 #include "advise/weight_grad_probes.h"
 #include "tandem/error.h"
 

@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <tuple>
 
 #include "advise/cost_model.h"
@@ -46,8 +45,8 @@ void check_calibration(const json& c, const std::string& where) {
 
 LinkProfile link(const json& j, const std::string& where) {
   LinkProfile l;
-  l.bandwidth = positive_number(j, "bandwidth", where);
-  l.latency = non_negative_number(j, "latency", where, 0);
+  l.bandwidth = positive_field(j, "bandwidth", where);
+  l.latency = non_negative_field(j, "latency", where, 0);
   l.devices_per_link = count_field(j, "devices_per_link", where, 1);
   return l;
 }
@@ -88,43 +87,42 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   const json& dj = object_field(j, "device", origin);
   p.device.name = text_field(dj, "name", d, "device");
   const bool calibrated = dj.contains("calibration");
-  if (!calibrated) p.device.sustained_flops = positive_number(dj, "sustained_flops", d);
-  p.device.half_rows = non_negative_number(dj, "half_rows", d, 0);
-  p.device.conv_flops = non_negative_number(dj, "conv_flops", d, 0);
-  p.device.memory_bandwidth = positive_number(dj, "memory_bandwidth", d);
+  if (!calibrated) p.device.sustained_flops = positive_field(dj, "sustained_flops", d);
+  p.device.half_rows = non_negative_field(dj, "half_rows", d, 0);
+  p.device.conv_flops = non_negative_field(dj, "conv_flops", d, 0);
+  p.device.memory_bandwidth = positive_field(dj, "memory_bandwidth", d);
   // Both or neither (profiles from before calibrate measured them).
   if (dj.contains("cold_copy_bandwidth") || dj.contains("cold_sum_bandwidth")) {
-    p.device.cold_copy_bandwidth = positive_number(dj, "cold_copy_bandwidth", d);
-    p.device.cold_sum_bandwidth = positive_number(dj, "cold_sum_bandwidth", d);
+    p.device.cold_copy_bandwidth = positive_field(dj, "cold_copy_bandwidth", d);
+    p.device.cold_sum_bandwidth = positive_field(dj, "cold_sum_bandwidth", d);
   }
   if (dj.contains("private_cache_bytes")) {
     p.device.private_cache_bytes =
-        static_cast<int64_t>(positive_number(dj, "private_cache_bytes", d));
+        static_cast<int64_t>(positive_field(dj, "private_cache_bytes", d));
   }
   if (dj.contains("shared_cache_bytes")) {
-    p.device.shared_cache_bytes =
-        static_cast<int64_t>(positive_number(dj, "shared_cache_bytes", d));
+    p.device.shared_cache_bytes = static_cast<int64_t>(positive_field(dj, "shared_cache_bytes", d));
   }
-  p.device.layer_overhead = non_negative_number(dj, "layer_overhead", d, 0);
-  p.device.step_overhead = non_negative_number(dj, "step_overhead", d, 0);
+  p.device.layer_overhead = non_negative_field(dj, "layer_overhead", d, 0);
+  p.device.step_overhead = non_negative_field(dj, "step_overhead", d, 0);
   p.device.comm_uses_compute = flag_field(dj, "comm_uses_compute", d, false);
   p.device.threads = dj.contains("threads") ? count_field(dj, "threads", d, 1) : 0;
-  p.device.fork_join = non_negative_number(dj, "fork_join", d, 0);
-  p.device.barrier = non_negative_number(dj, "barrier", d, 0);
+  p.device.fork_join = non_negative_field(dj, "fork_join", d, 0);
+  p.device.barrier = non_negative_field(dj, "barrier", d, 0);
   for (auto [key, share] :
        {std::pair{"concurrent_memory_share", &p.device.concurrent_memory_share},
         std::pair{"concurrent_compute_share", &p.device.concurrent_compute_share}}) {
-    *share = non_negative_number(dj, key, d, 1);
+    *share = non_negative_field(dj, key, d, 1);
     if (!(*share > 0) || *share > 1) {
       throw ConfigError(d + ": '" + key + "' must be in (0, 1], got " + dj.at(key).dump());
     }
   }
-  p.device.bf16_seconds_per_float = non_negative_number(dj, "bf16_seconds_per_float", d, 0);
+  p.device.bf16_seconds_per_float = non_negative_field(dj, "bf16_seconds_per_float", d, 0);
   if (dj.contains("conv_shapes")) {
     p.device.conv_shapes = conv_shapes(dj.at("conv_shapes"), d + ": conv_shapes");
   }
-  p.device.conv_step_scale = non_negative_number(dj, "conv_step_scale", d, 0);
-  p.device.pool_scale = dj.contains("pool_scale") ? positive_number(dj, "pool_scale", d) : 1.0;
+  p.device.conv_step_scale = non_negative_field(dj, "conv_step_scale", d, 0);
+  p.device.pool_scale = dj.contains("pool_scale") ? positive_field(dj, "pool_scale", d) : 1.0;
   if (p.device.conv_step_scale > 0 && p.device.conv_shapes.empty()) {
     throw ConfigError(d +
                       ": 'conv_step_scale' scales the measured conv_shapes, and there are none");
@@ -138,9 +136,9 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
     p.device.dense_rates = dense_rates(dj.at("dense_rates"), d + ": dense_rates");
   }
   const json& host = object_field(j, "host", origin);
-  p.host_memory_bandwidth = positive_number(host, "memory_bandwidth", origin + ": host");
+  p.host_memory_bandwidth = positive_field(host, "memory_bandwidth", origin + ": host");
   p.host_update_bandwidth = host.contains("update_bandwidth")
-                                ? positive_number(host, "update_bandwidth", origin + ": host")
+                                ? positive_field(host, "update_bandwidth", origin + ": host")
                                 : p.host_memory_bandwidth;
   p.host_device = link(object_field(j, "host_device", origin), origin + ": host_device");
   p.device_device = link(object_field(j, "device_device", origin), origin + ": device_device");
@@ -180,7 +178,7 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
     }
     check_whole_number(c, "batch", where, 1e9, true);
     calibrate_conv_to_step(p, ModelCost::of(zoo::by_name(model)), c.at("batch").get<int64_t>(),
-                           positive_number(c, "step_seconds", where), where);
+                           positive_field(c, "step_seconds", where), where);
   }
   return p;
 }

@@ -159,11 +159,11 @@ struct DeviceProfile {
   std::vector<DenseRowsSeconds> row_points;
   double row_points_flops = 0;
   // That model's parameters: where its points hold the update's seconds, an update of p of
-  // them takes those seconds times p / row_points_params (update_seconds, algorithms.cpp).
+  // them takes those seconds times p / row_points_params (update_seconds, step_costs.cpp).
   double row_points_params = 0;
   // And its weight-gradient GEMMs (its dense_rates entry's weight_grad_gemms, set by predict):
   // what a device keeps of the weight-gradient pass when it computes only its shard
-  // (weight_grad_shard, algorithms.cpp), for the device counts timed.
+  // (weight_grad_shard, cpu_algorithms.cpp), for the device counts timed.
   std::vector<WeightGradShards> row_weight_grad_gemms;
   // FLOP/s of convolutions (their GEMM rows are samples x output pixels, so they keep their
   // rate at small batches); 0: sustained_flops.
@@ -186,7 +186,7 @@ struct DeviceProfile {
   int64_t private_cache_bytes = 0;
   // Bytes of the last-level cache the devices' cores share (the L3) as the system reports it
   // (profiles since 2026-12-04): where the devices' update buffers outgrow it, the update
-  // streams from memory, whose bandwidth the devices share (update_seconds, algorithms.cpp).
+  // streams from memory, whose bandwidth the devices share (update_seconds, step_costs.cpp).
   // 0: not known (an update takes its time alone however many devices update at once).
   int64_t shared_cache_bytes = 0;
   // Pooling layers (the backend's pooling kernels) take their bytes at memory_bandwidth

@@ -18,7 +18,6 @@
 #include "parallel/bf16.h"
 #include "parallel/device_group.h"
 #include "profile/phase_timer.h"
-#include "tandem/error.h"
 
 namespace tandem::detail {
 namespace {
@@ -42,8 +41,6 @@ void wait_for(const std::atomic<int>& ball, int value) {
     if (spins > 64) std::this_thread::yield();
   }
 }
-
-// The mean over the devices (the step's phases are their mean).
 
 // Seconds of one pass of b += a over n floats.
 double sum_pass(float* __restrict out, const float* __restrict in, int64_t n) {

@@ -24,8 +24,8 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
     if (c.contains("update_seconds") != updates) {
       throw ConfigError(where + ": 'update_seconds' must be on every entry or on none");
     }
-    out.push_back({rows, positive_number(c, "compute_seconds", where),
-                   updates ? positive_number(c, "update_seconds", where) : 0.0});
+    out.push_back({rows, positive_field(c, "compute_seconds", where),
+                   updates ? positive_field(c, "update_seconds", where) : 0.0});
   }
   return out;
 }
@@ -34,8 +34,8 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
 constexpr const char* kAtOnce[] = {"forward_alone", "backward_alone", "forward_shared",
                                    "backward_shared"};
 StepsAtOnceSeconds steps_at_once(const json& c, int64_t rows, const std::string& where) {
-  return {rows, positive_number(c, kAtOnce[0], where), positive_number(c, kAtOnce[1], where),
-          positive_number(c, kAtOnce[2], where), positive_number(c, kAtOnce[3], where)};
+  return {rows, positive_field(c, kAtOnce[0], where), positive_field(c, kAtOnce[1], where),
+          positive_field(c, kAtOnce[2], where), positive_field(c, kAtOnce[3], where)};
 }
 
 // One device count's weight-gradient GEMMs (dense_rates[].weight_grad_gemms[]): the devices
@@ -58,20 +58,20 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     const int64_t rows =
         ascending_size(c, "rows", out.points.empty() ? 0 : out.points.back().rows, points);
     WeightGradGemmSeconds p{
-        rows, positive_number(c, "whole", points), positive_number(c, "shard", points),
-        positive_number(c, "whole_cold", points), positive_number(c, "shard_cold", points)};
+        rows, positive_field(c, "whole", points), positive_field(c, "shard", points),
+        positive_field(c, "whole_cold", points), positive_field(c, "shard_cold", points)};
     // As a step runs them: all three or none (profiles before 2026-12-05), alike in every point;
     // no input gradients (a model of one Dense layer) take no time.
     const bool step =
         c.contains("whole_step") || c.contains("shard_step") || c.contains("input_step");
     if (step) {
-      p.whole_step = positive_number(c, "whole_step", points);
-      p.shard_step = positive_number(c, "shard_step", points);
+      p.whole_step = positive_field(c, "whole_step", points);
+      p.shard_step = positive_field(c, "shard_step", points);
       if (!c.contains("input_step")) {
         throw ConfigError(points +
                           ": missing number 'input_step' (with whole_step and shard_step)");
       }
-      p.input_step = non_negative_number(c, "input_step", points, 0);
+      p.input_step = non_negative_field(c, "input_step", points, 0);
     }
     if (!out.points.empty() && step != out.points.front().timed_as_step()) {
       throw ConfigError(points + ": point at " + std::to_string(rows) +
@@ -168,8 +168,8 @@ std::vector<DenseRateCurve> dense_rates(const json& j, const std::string& where)
       }
       curve.widths.push_back(w.get<int64_t>());
     }
-    curve.sustained_flops = positive_number(c, "sustained_flops", where);
-    curve.half_rows = non_negative_number(c, "half_rows", where, 0);
+    curve.sustained_flops = positive_field(c, "sustained_flops", where);
+    curve.half_rows = non_negative_field(c, "half_rows", where, 0);
     if (c.contains("points")) curve.points = dense_points(c.at("points"), where + ": points");
     if (c.contains("ranks_points")) {
       curve.ranks_points = dense_points(c.at("ranks_points"), where + ": ranks_points");

@@ -6,7 +6,7 @@ namespace tandem::detail {
 
 using json = nlohmann::json;
 
-double positive_number(const json& j, const char* key, const std::string& where) {
+double positive_field(const json& j, const char* key, const std::string& where) {
   if (!j.contains(key) || !j.at(key).is_number()) {
     throw ConfigError(where + ": missing number '" + key + "'");
   }
@@ -17,8 +17,8 @@ double positive_number(const json& j, const char* key, const std::string& where)
   return v;
 }
 
-double non_negative_number(const json& j, const char* key, const std::string& where,
-                           double fallback) {
+double non_negative_field(const json& j, const char* key, const std::string& where,
+                          double fallback) {
   if (!j.contains(key)) return fallback;
   if (!j.at(key).is_number() || !(j.at(key).get<double>() >= 0)) {
     throw ConfigError(where + ": '" + key + "' must be a number >= 0, got " + j.at(key).dump());

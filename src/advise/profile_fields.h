@@ -10,11 +10,11 @@
 namespace tandem::detail {
 
 // The number under `key`, > 0; ConfigError naming `where` and the key otherwise.
-double positive_number(const nlohmann::json& j, const char* key, const std::string& where);
+double positive_field(const nlohmann::json& j, const char* key, const std::string& where);
 
 // The number under `key`, >= 0, or `fallback` where it is absent.
-double non_negative_number(const nlohmann::json& j, const char* key, const std::string& where,
-                           double fallback);
+double non_negative_field(const nlohmann::json& j, const char* key, const std::string& where,
+                          double fallback);
 
 // The object under `key`.
 const nlohmann::json& object_field(const nlohmann::json& j, const char* key,

@@ -30,9 +30,9 @@ ConvShapeSeconds conv_shape_from_json(const json& c, const std::string& where) {
       std::tuple{pad[0], pad[1], pad[2], pad[3]};
   m.batch = count_field(c, "batch", where, 0);
   if (m.batch < 1) throw ConfigError(where + ": missing whole number 'batch'");
-  m.forward = positive_number(c, "forward", where);
-  m.backward_data = positive_number(c, "backward_data", where);
-  m.backward_weights = positive_number(c, "backward_weights", where);
+  m.forward = positive_field(c, "forward", where);
+  m.backward_data = positive_field(c, "backward_data", where);
+  m.backward_weights = positive_field(c, "backward_weights", where);
   return m;
 }
 
@@ -44,12 +44,12 @@ std::vector<AllreduceAlone> allreduce_sweep(const json& j, const std::string& wh
   for (const json& c : j) {
     AllreduceAlone a;
     a.floats = ascending_size(c, "floats", out.empty() ? 0 : out.back().floats, where);
-    a.seconds = positive_number(c, "seconds", where);
-    a.bf16_seconds = positive_number(c, "bf16_seconds", where);
+    a.seconds = positive_field(c, "seconds", where);
+    a.bf16_seconds = positive_field(c, "bf16_seconds", where);
     // The later measurements: both on every entry, or neither on any.
     if (c.contains("deterministic_seconds") || c.contains("deterministic_cold_seconds")) {
-      a.deterministic_seconds = positive_number(c, "deterministic_seconds", where);
-      a.deterministic_cold_seconds = positive_number(c, "deterministic_cold_seconds", where);
+      a.deterministic_seconds = positive_field(c, "deterministic_seconds", where);
+      a.deterministic_cold_seconds = positive_field(c, "deterministic_cold_seconds", where);
     }
     if (!out.empty() && (a.deterministic_seconds > 0) != (out.back().deterministic_seconds > 0)) {
       throw ConfigError(where +
@@ -76,9 +76,9 @@ std::vector<Bf16LoopSeconds> bf16_loops(const json& j, const std::string& where)
   for (const json& c : j) {
     Bf16LoopSeconds loops;
     loops.floats = ascending_size(c, "floats", out.empty() ? 0 : out.back().floats, where);
-    loops.pack = positive_number(c, "pack", where);
-    loops.unpack = positive_number(c, "unpack", where);
-    loops.sum = positive_number(c, "sum", where);
+    loops.pack = positive_field(c, "pack", where);
+    loops.unpack = positive_field(c, "unpack", where);
+    loops.sum = positive_field(c, "sum", where);
     out.push_back(loops);
   }
   return out;
@@ -95,8 +95,8 @@ void read_update_contention(const json& dj, const std::string& d, DeviceProfile&
     u.bytes = ascending_size(
         c, "bytes", device.update_contention.empty() ? 0 : device.update_contention.back().bytes,
         where);
-    u.own = positive_number(c, "own", where);
-    u.shard = positive_number(c, "shard", where);
+    u.own = positive_field(c, "own", where);
+    u.shard = positive_field(c, "shard", where);
     device.update_contention.push_back(u);
   }
   if (!dj.contains("update_contention_devices")) {
@@ -123,8 +123,8 @@ void read_deterministic_exchange(const json& dj, const std::string& d, DevicePro
         c, "bytes",
         device.deterministic_exchange.empty() ? 0 : device.deterministic_exchange.back().bytes,
         where);
-    e.copy = positive_number(c, "copy", where);
-    e.tree = positive_number(c, "tree", where);
+    e.copy = positive_field(c, "copy", where);
+    e.tree = positive_field(c, "tree", where);
     device.deterministic_exchange.push_back(e);
   }
   for (const char* key : {"deterministic_exchange_devices", "deterministic_exchange_shards"}) {

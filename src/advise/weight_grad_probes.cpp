@@ -10,6 +10,7 @@
 #include "advise/steps_at_once.h"
 #include "backend/backend.h"
 #include "core/aligned_buffer.h"
+#include "profile/phase_timer.h"
 
 namespace tandem::detail {
 namespace {

@@ -35,8 +35,8 @@ int report_validation(const ValidationPlan& plan, const ValidationMeasurements& 
   std::vector<detail::ValidationRow> rows;
   nlohmann::json measured = nlohmann::json::array();
   for (size_t i = 0; i < all.size(); ++i) {
-    const Measured& m = all[i];
-    const Kind& kind = kinds[m.kind];
+    const MeasuredConfig& m = all[i];
+    const ValidationKind& kind = kinds[m.kind];
     const auto& widths = models[m.model];
     const std::string model_name = fmt::format("{}", fmt::join(widths, "-"));
     const double base = all[i - m.kind].seconds;

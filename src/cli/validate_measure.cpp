@@ -53,7 +53,7 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
       // Every rank makes the multi-rank runs, in the same order (their steps are collective);
       // rank 0 alone the 1-device ones.
       std::vector<std::unique_ptr<detail::StepRun>> runs;
-      for (const Kind& k : kinds) {
+      for (const ValidationKind& k : kinds) {
         if (k.ranks == 1 && !reporter) {
           runs.push_back(nullptr);
           continue;

@@ -17,7 +17,7 @@ namespace tandem::cli {
 
 // One configuration of one model and batch: the median of its repetitions, each, and its
 // phases per step.
-struct Measured {
+struct MeasuredConfig {
   size_t model;  // in the plan's models
   int64_t batch;
   size_t kind;  // in the plan's kinds
@@ -27,7 +27,7 @@ struct Measured {
 };
 
 struct ValidationMeasurements {
-  std::vector<Measured> all;  // the reporter's: by model, batch and kind
+  std::vector<MeasuredConfig> all;  // the reporter's: by model, batch and kind
   nlohmann::json calibrations = nlohmann::json::array();  // each model's refitted curve
   std::vector<double> memory_shares, compute_shares;      // the probe rounds
 };

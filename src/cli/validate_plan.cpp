@@ -24,7 +24,7 @@ std::vector<std::string> split(const std::string& text, char separator) {
 
 }  // namespace
 
-std::string ValidationPlan::config_name(const Kind& k) const {
+std::string ValidationPlan::config_name(const ValidationKind& k) const {
   if (k.ranks > 1) return fmt::format("{} {}", k.ranks, k.name);
   return k.devices == 1 ? std::string(k.name) : fmt::format("{} devices {}", n, k.name);
 }
@@ -91,16 +91,18 @@ ValidationPlan plan_validation(const ValidateOptions& o, const detail::HardwareP
   constexpr auto mirrored = detail::StrategyKind::mirrored;
   constexpr auto sharded = detail::ReducerKind::sharded;
   auto& kinds = plan.kinds;
-  kinds = ranks > 1 ? std::vector<Kind>{{"1 device", 1, mirrored, sharded, false},
+  kinds =
+      ranks > 1
+          ? std::vector<ValidationKind>{{"1 device", 1, mirrored, sharded, false},
                                         {"ranks", 1, mirrored, sharded, false, ranks},
                                         {"ranks bf16", 1, mirrored, sharded, false, ranks, true},
                                         {"ranks deterministic", 1, mirrored, sharded, true, ranks}}
-                    : std::vector<Kind>{{"1 device", 1, mirrored, sharded, false},
-                                        {"mirrored (sharded)", n, mirrored, sharded, false},
-                                        {"mirrored (allreduce)", n, mirrored,
-                                         detail::ReducerKind::allreduce, false},
-                                        {"mirrored deterministic", n, mirrored, sharded, true},
-                                        {"host", n, detail::StrategyKind::host, sharded, false}};
+          : std::vector<ValidationKind>{
+                {"1 device", 1, mirrored, sharded, false},
+                {"mirrored (sharded)", n, mirrored, sharded, false},
+                {"mirrored (allreduce)", n, mirrored, detail::ReducerKind::allreduce, false},
+                {"mirrored deterministic", n, mirrored, sharded, true},
+                {"host", n, detail::StrategyKind::host, sharded, false}};
   // Each bucket size beside the default it is compared with (the advice's choice).
   for (double mb : bucket_sizes) {
     const std::string size = fmt::format(" {:g} MB buckets", mb);

@@ -17,7 +17,7 @@ namespace tandem::cli {
 
 // The configurations measured for each model and batch: one device, then N devices under
 // each strategy and reducer, or (under mpirun) R ranks of one device each.
-struct Kind {
+struct ValidationKind {
   std::string name;
   int devices;  // 1, or the --devices count
   detail::StrategyKind strategy;
@@ -31,14 +31,14 @@ struct Kind {
 struct ValidationPlan {
   std::vector<std::vector<int64_t>> models;  // widths: Input(784), the hidden ones, Dense(10)
   std::vector<int64_t> batches;
-  std::vector<Kind> kinds;  // kinds[0]: one device, each model and batch's speedup base
-  int n = 1;                // devices of the multi-device configurations (1 under mpirun)
+  std::vector<ValidationKind> kinds;  // kinds[0]: one device, each model and batch's speedup base
+  int n = 1;                          // devices of the multi-device configurations (1 under mpirun)
   int ranks = 1;
   bool reporter = true;                   // measures the 1-device runs and reports: rank 0
   std::vector<int64_t> calibration_rows;  // none: the profile's curves as they are
 
   // As the table names it: "1 device", "2 devices mirrored (sharded)", "2 ranks bf16".
-  std::string config_name(const Kind& kind) const;
+  std::string config_name(const ValidationKind& kind) const;
 };
 
 // The plan of a run on `world` (null: one process); ConfigError naming the option that

@@ -9,7 +9,6 @@
 
 #include "advise/hardware_profile.h"
 #include "cli/atomic_write.h"
-#include "cli/options.h"
 #include "core/input_file.h"
 #include "tandem/error.h"
 
