@@ -155,9 +155,5 @@ Prediction predict(const HardwareProfile& hardware, const Scenario& scenario);
 // Predictions for every device count (speedups relative to the 1-device prediction).
 std::vector<Prediction> predict_all(const HardwareProfile& hardware, Scenario scenario,
                                     const std::vector<int>& devices);
-// Plain-words advice: what limits the largest configuration and the smallest change that
-// makes N devices pay (per-device batch, strategy, bucket size, compression, interconnect).
-std::vector<std::string> advise(const HardwareProfile& hardware, const Scenario& scenario,
-                                const std::vector<Prediction>& predictions);
 
 }  // namespace tandem::detail

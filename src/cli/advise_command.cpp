@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "advise/advice.h"
 #include "advise/cost_model.h"
 #include "cli/atomic_write.h"
 #include "cli/options.h"

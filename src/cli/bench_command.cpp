@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 
+#include "advise/advice.h"
 #include "advise/cost_model.h"
 #include "cli/atomic_write.h"
 #include "core/output_path.h"

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "advise/advice.h"
 #include "advise/cost_model.h"
 #include "advise/rank_algorithms.h"
 #include "advise/step_costs.h"
