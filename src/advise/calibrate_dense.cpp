@@ -48,6 +48,15 @@ json points_json(const std::vector<DenseRowsSeconds>& points) {
   return out;
 }
 
+// A steps_at_once entry's four timings, as dense_rates[].weight_grad_gemms[].steps_at_once
+// holds them (and their median).
+json times_json(const StepsAtOnceTimes& t) {
+  return {{"forward_alone", t.forward_alone},
+          {"backward_alone", t.backward_alone},
+          {"forward_shared", t.forward_shared},
+          {"backward_shared", t.backward_shared}};
+}
+
 // As dense_rates[].weight_grad_gemms holds them.
 json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
   json out = json::array();
@@ -68,18 +77,10 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
     }
     out.push_back({{"devices", w.devices}, {"points", points}});
     for (const StepsAtOnceSeconds& a : w.at_once) {
-      out.back()["steps_at_once"].push_back({{"rows", a.rows},
-                                             {"forward_alone", a.forward_alone},
-                                             {"backward_alone", a.backward_alone},
-                                             {"forward_shared", a.forward_shared},
-                                             {"backward_shared", a.backward_shared}});
-      if (a.has_medians()) {
-        out.back()["steps_at_once"].back()["median"] = {
-            {"forward_alone", a.median_forward_alone},
-            {"backward_alone", a.median_backward_alone},
-            {"forward_shared", a.median_forward_shared},
-            {"backward_shared", a.median_backward_shared}};
-      }
+      json entry = times_json(a.best);
+      entry["rows"] = a.rows;
+      if (a.has_medians()) entry["median"] = times_json(a.median);
+      out.back()["steps_at_once"].push_back(entry);
     }
   }
   return out;

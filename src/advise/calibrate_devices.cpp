@@ -11,6 +11,39 @@ namespace tandem::detail {
 
 using nlohmann::json;
 
+namespace {
+
+// The measured tables in words, for the log and the sources.
+std::string bf16_words(const std::vector<Bf16LoopSeconds>& loops) {
+  std::string out;
+  for (const Bf16LoopSeconds& l : loops) {
+    out += fmt::format("{}{} MB {:.2f}/{:.2f}/{:.2f}", out.empty() ? "" : "; ",
+                       4e-6 * static_cast<double>(l.floats), l.pack * 1e9, l.unpack * 1e9,
+                       l.sum * 1e9);
+  }
+  return out;
+}
+
+std::string contention_words(const std::vector<UpdateContention>& contention) {
+  std::string out;
+  for (const UpdateContention& u : contention) {
+    out += fmt::format("{}{} KiB {:.2f}/{:.2f}", out.empty() ? "" : "; ", u.bytes >> 10, u.own,
+                       u.shard);
+  }
+  return out;
+}
+
+std::string exchange_words(const std::vector<ExchangeSeconds>& exchange) {
+  std::string out;
+  for (const ExchangeSeconds& e : exchange) {
+    out += fmt::format("{}{} KiB {:.1f}/{:.1f}", out.empty() ? "" : "; ", e.bytes >> 10,
+                       e.copy * 1e6, e.tree * 1e6);
+  }
+  return out;
+}
+
+}  // namespace
+
 DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::ostream& log) {
   DeviceProbes p{.devices = devices, .threads = threads, .probe_bytes = probe_bytes};
   p.share = devices > 1 ? concurrent_memory_share(devices, probe_bytes, 5) : 1.0;
@@ -18,13 +51,7 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
   p.sync = devices > 1 ? device_sync(devices, 5) : DeviceSync{};
   // The bf16 loops on the bucket sizes the communication thread meets, in cache and not.
   for (int64_t floats = int64_t{1} << 16; floats <= int64_t{1} << 24; floats *= 4) {
-    const Bf16LoopSeconds l = bf16_loop_seconds(floats, 5);
-    p.bf16.bf16_loops.push_back(l);
-    p.bf16_json.push_back(
-        {{"floats", l.floats}, {"pack", l.pack}, {"unpack", l.unpack}, {"sum", l.sum}});
-    p.bf16_words +=
-        fmt::format("{}{} MB {:.2f}/{:.2f}/{:.2f}", p.bf16_words.empty() ? "" : "; ",
-                    4e-6 * static_cast<double>(floats), l.pack * 1e9, l.unpack * 1e9, l.sum * 1e9);
+    p.bf16.bf16_loops.push_back(bf16_loop_seconds(floats, 5));
   }
   // The update on every device at once, at model sizes from inside a core's cache (256 KiB)
   // to beyond the last level (64 MiB).
@@ -32,12 +59,6 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
     std::vector<int64_t> sizes;
     for (int64_t b = int64_t{256} << 10; b <= int64_t{64} << 20; b *= 4) sizes.push_back(b);
     p.contention = update_contention(sizes, devices, threads, 7);
-    for (const UpdateContention& u : p.contention) {
-      p.contention_json.push_back({{"bytes", u.bytes}, {"own", u.own}, {"shard", u.shard}});
-      p.contention_words +=
-          fmt::format("{}{} KiB {:.2f}/{:.2f}", p.contention_words.empty() ? "" : "; ",
-                      u.bytes >> 10, u.own, u.shard);
-    }
   }
   p.shared_cache = shared_cache_bytes();
   // Deterministic mode's copies and tree on every device at once, each device with its share
@@ -47,27 +68,21 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
   if (devices > 1) {
     const std::vector<int64_t> sizes = exchange_sizes(p.shared_cache, devices, p.exchange_shards);
     p.exchange = deterministic_exchange(sizes, devices, p.exchange_shards, 15);
-    for (const ExchangeSeconds& e : p.exchange) {
-      p.exchange_json.push_back({{"bytes", e.bytes}, {"copy", e.copy}, {"tree", e.tree}});
-      p.exchange_words +=
-          fmt::format("{}{} KiB {:.1f}/{:.1f}", p.exchange_words.empty() ? "" : "; ", e.bytes >> 10,
-                      e.copy * 1e6, e.tree * 1e6);
-    }
   }
   log << fmt::format(
       "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
       "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us\n"
       "bf16 pack/unpack/sum, ns per float: {}\n",
       devices, p.share, p.compute_share, devices, p.sync.fork_join * 1e6, p.sync.barrier * 1e6,
-      p.bf16_words);
+      bf16_words(p.bf16.bf16_loops));
   if (!p.contention.empty()) {
     log << fmt::format(
         "{} devices updating at once, over alone (own copies/shards of one buffer): {}\n", devices,
-        p.contention_words);
+        contention_words(p.contention));
   }
   if (!p.exchange.empty()) {
     log << fmt::format("{} devices' deterministic exchange, us per copy/tree of {} copies: {}\n",
-                       devices, p.exchange_shards, p.exchange_words);
+                       devices, p.exchange_shards, exchange_words(p.exchange));
   }
   return p;
 }
@@ -79,14 +94,23 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
   device["concurrent_compute_share"] = p.compute_share;
   device["fork_join"] = p.sync.fork_join;
   device["barrier"] = p.sync.barrier;
-  device["bf16_loops"] = p.bf16_json;
+  json& loops = device["bf16_loops"] = json::array();
+  for (const Bf16LoopSeconds& l : p.bf16.bf16_loops) {
+    loops.push_back({{"floats", l.floats}, {"pack", l.pack}, {"unpack", l.unpack}, {"sum", l.sum}});
+  }
   if (p.shared_cache > 0) device["shared_cache_bytes"] = p.shared_cache;
   if (!p.contention.empty()) {
-    device["update_contention"] = p.contention_json;
+    json& contention = device["update_contention"] = json::array();
+    for (const UpdateContention& u : p.contention) {
+      contention.push_back({{"bytes", u.bytes}, {"own", u.own}, {"shard", u.shard}});
+    }
     device["update_contention_devices"] = devices;
   }
   if (!p.exchange.empty()) {
-    device["deterministic_exchange"] = p.exchange_json;
+    json& exchange = device["deterministic_exchange"] = json::array();
+    for (const ExchangeSeconds& e : p.exchange) {
+      exchange.push_back({{"bytes", e.bytes}, {"copy", e.copy}, {"tree", e.tree}});
+    }
     device["deterministic_exchange_devices"] = devices;
     device["deterministic_exchange_shards"] = p.exchange_shards;
   }
@@ -108,7 +132,7 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
       "Measured: the bfloat16 loops of MPI gradient compression (parallel/bf16.h: "
       "pack, unpack, sum) on one thread over 2^16 to 2^24 floats, best of 5 "
       "each; ns per float by float32 buffer size: {}",
-      p.bf16_words);
+      bf16_words(p.bf16.bf16_loops));
   if (!p.contention.empty()) {
     sources["device.update_contention"] = fmt::format(
         "Measured: RMSprop's update kernel on a DeviceGroup of {} devices of {} thread{}, each "
@@ -116,7 +140,8 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
         "updating a whole buffer, every device at once updating its own whole copy (own, over "
         "alone) and its 1/{} of one shared buffer all read (shard, over alone / {}); the devices' "
         "mean timed, medians of 7 rounds, interleaved. Own/shard by parameter bytes: {}",
-        devices, p.threads, p.threads == 1 ? "" : "s", devices, devices, p.contention_words);
+        devices, p.threads, p.threads == 1 ? "" : "s", devices, devices,
+        contention_words(p.contention));
   }
   if (!p.exchange.empty()) {
     sources["device.deterministic_exchange"] = fmt::format(
@@ -124,7 +149,7 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
         "DeviceGroup of {} devices at once, each reading its parameters and writing its "
         "gradients before copying them aside, {} times, then summing the copies in tree_sum; "
         "the devices' mean, medians of 15 rounds. Microseconds per copy/tree by gradient bytes: {}",
-        devices, p.exchange_shards, p.exchange_words);
+        devices, p.exchange_shards, exchange_words(p.exchange));
   }
   if (p.shared_cache > 0) {
     sources["device.shared_cache_bytes"] = fmt::format(

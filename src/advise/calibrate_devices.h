@@ -21,17 +21,11 @@ struct DeviceProbes {
   int64_t probe_bytes = 0;  // the buffers of the memory share's passes
   double share = 1, compute_share = 1;
   DeviceSync sync;
-  DeviceProfile bf16;  // its bf16_loops
-  nlohmann::json bf16_json = nlohmann::json::array();
-  std::string bf16_words;
+  DeviceProfile bf16;                        // its bf16_loops
   std::vector<UpdateContention> contention;  // none for one device
-  nlohmann::json contention_json = nlohmann::json::array();
-  std::string contention_words;
-  int64_t shared_cache = 0;               // bytes; 0 where the system reports none
-  std::vector<ExchangeSeconds> exchange;  // none for one device
-  nlohmann::json exchange_json = nlohmann::json::array();
-  std::string exchange_words;
-  int exchange_shards = 1;  // each device's share of the default micro-shards
+  int64_t shared_cache = 0;                  // bytes; 0 where the system reports none
+  std::vector<ExchangeSeconds> exchange;     // none for one device
+  int exchange_shards = 1;                   // each device's share of the default micro-shards
 };
 
 // Measures the probes for `devices` devices of `threads` threads (the shares, the

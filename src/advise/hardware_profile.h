@@ -48,27 +48,25 @@ struct WeightGradGemmSeconds {
 // A dense model's forward and backward GEMMs at `rows` rows per device as device 0 alone runs a
 // step and as the devices, all at once, run mirrored's sharded reducer over one shared
 // parameter buffer (steps_at_once.h, StepsAtOnce), seconds summed over the model's Dense layers.
-struct StepsAtOnceSeconds {
-  int64_t rows = 0;
+struct StepsAtOnceTimes {
   double forward_alone = 0, backward_alone = 0, forward_shared = 0, backward_shared = 0;
-  // The same four as the median of the rounds (profiles since 2026-12-05, morning; 0: not
-  // recorded), where the four above are the best.
-  double median_forward_alone = 0, median_backward_alone = 0, median_forward_shared = 0,
-         median_backward_shared = 0;
 
   // A device's forward and backward under the sharded reducer, all devices at once, over one
   // device's alone.
   double shared_over_alone() const {
     return (forward_shared + backward_shared) / (forward_alone + backward_alone);
   }
-  bool has_medians() const { return median_forward_alone > 0; }
-  double median_shared_over_alone() const {
-    return (median_forward_shared + median_backward_shared) /
-           (median_forward_alone + median_backward_alone);
-  }
+};
+struct StepsAtOnceSeconds {
+  int64_t rows = 0;
+  StepsAtOnceTimes best;  // the best of the rounds
+  // Their median (profiles since 2026-12-05, morning; all 0: not recorded).
+  StepsAtOnceTimes median;
+
+  bool has_medians() const { return median.forward_alone > 0; }
   // What the cost model takes: the medians' ratio where recorded, else the best's.
   double modelled_shared_over_alone() const {
-    return has_medians() ? median_shared_over_alone() : shared_over_alone();
+    return (has_medians() ? median : best).shared_over_alone();
   }
 };
 // Those timings with the shards of one of `devices` devices, ascending in rows; and the steps

@@ -33,8 +33,8 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
 // The four timings of a steps-at-once entry (`where` names it), each > 0.
 constexpr const char* kAtOnce[] = {"forward_alone", "backward_alone", "forward_shared",
                                    "backward_shared"};
-StepsAtOnceSeconds steps_at_once(const json& c, int64_t rows, const std::string& where) {
-  return {rows, positive_field(c, kAtOnce[0], where), positive_field(c, kAtOnce[1], where),
+StepsAtOnceTimes steps_at_once(const json& c, const std::string& where) {
+  return {positive_field(c, kAtOnce[0], where), positive_field(c, kAtOnce[1], where),
           positive_field(c, kAtOnce[2], where), positive_field(c, kAtOnce[3], where)};
 }
 
@@ -86,7 +86,8 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     const bool once = std::any_of(std::begin(kAtOnce), std::end(kAtOnce),
                                   [&](const char* k) { return c.contains(k); });
     const std::string point = points + ": point at " + std::to_string(rows) + " rows";
-    const StepsAtOnceSeconds at_once = once ? steps_at_once(c, rows, point) : StepsAtOnceSeconds{};
+    const StepsAtOnceSeconds at_once =
+        once ? StepsAtOnceSeconds{rows, steps_at_once(c, point)} : StepsAtOnceSeconds{};
     if (!out.points.empty() && once != !out.at_once.empty()) {
       throw ConfigError(point +
                         ": forward_alone, backward_alone, forward_shared and backward_shared in "
@@ -109,7 +110,7 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
       const int64_t rows =
           ascending_size(c, "rows", out.at_once.empty() ? 0 : out.at_once.back().rows, at);
       const std::string entry = at + ": entry at " + std::to_string(rows) + " rows";
-      out.at_once.push_back(steps_at_once(c, rows, entry));
+      out.at_once.push_back({rows, steps_at_once(c, entry)});
       // The rounds' median beside their best (profiles since 2026-12-05, morning): all four.
       if (c.contains("median")) {
         if (!c.at("median").is_object()) {
@@ -117,12 +118,7 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
                             ": 'median' must be an object of forward_alone, backward_alone, "
                             "forward_shared and backward_shared");
         }
-        const StepsAtOnceSeconds m = steps_at_once(c.at("median"), rows, entry + ": median");
-        StepsAtOnceSeconds& a = out.at_once.back();
-        a.median_forward_alone = m.forward_alone;
-        a.median_backward_alone = m.backward_alone;
-        a.median_forward_shared = m.forward_shared;
-        a.median_backward_shared = m.backward_shared;
+        out.at_once.back().median = steps_at_once(c.at("median"), entry + ": median");
       }
       if (out.at_once.back().has_medians() != out.at_once.front().has_medians()) {
         throw ConfigError(entry + ": 'median' in every entry or none");

@@ -39,18 +39,15 @@ std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
   }
   std::vector<StepsAtOnceSeconds> out;
   for (size_t i = 0; i < rows.size(); ++i) {
-    const auto best = [&](int k) {
-      return *std::min_element(rounds[i][k].begin(), rounds[i][k].end());
+    const auto of_rounds = [&](auto&& pick) {
+      return StepsAtOnceTimes{pick(rounds[i][0]), pick(rounds[i][1]), pick(rounds[i][2]),
+                              pick(rounds[i][3])};
     };
     out.push_back({.rows = rows[i],
-                   .forward_alone = best(0),
-                   .backward_alone = best(1),
-                   .forward_shared = best(2),
-                   .backward_shared = best(3),
-                   .median_forward_alone = median_of(rounds[i][0]),
-                   .median_backward_alone = median_of(rounds[i][1]),
-                   .median_forward_shared = median_of(rounds[i][2]),
-                   .median_backward_shared = median_of(rounds[i][3])});
+                   .best = of_rounds([](const std::vector<double>& v) {
+                     return *std::min_element(v.begin(), v.end());
+                   }),
+                   .median = of_rounds([](const std::vector<double>& v) { return median_of(v); })});
   }
   return out;
 }

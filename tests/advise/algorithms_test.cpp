@@ -362,7 +362,7 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
     const WeightGradGemmSeconds at8{8, 1e-3, 1e-4, 1e-3, 1e-4, 3e-3, 1e-3, 1e-3};
     WeightGradGemmSeconds at64 = at8;
     at64.rows = 64;
-    const StepsAtOnceSeconds once8{8, 1e-3, 3e-3, forward_shared, backward_shared};
+    const StepsAtOnceSeconds once8{8, {1e-3, 3e-3, forward_shared, backward_shared}};
     StepsAtOnceSeconds once64 = once8;
     once64.rows = 64;
     h.device.row_weight_grad_gemms = {{2, {at8, at64}, {once8, once64}}};
@@ -380,31 +380,25 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   EXPECT_NEAR(phases(timed(2e-3, 3e-3)).at("compute"), alone * 1.25, 1e-12);
   // Between two timed row counts, in log rows: 8 rows take 0.5 and 32 rows 1, so 16 rows 0.75.
   HardwareProfile between = timed(1e-3, 1e-3);
-  between.device.row_weight_grad_gemms[0].at_once[1] = {32, 1e-3, 3e-3, 1e-3, 3e-3};
+  between.device.row_weight_grad_gemms[0].at_once[1] = {32, {1e-3, 3e-3, 1e-3, 3e-3}};
   EXPECT_NEAR(phases(between).at("compute"), alone * 0.75, 1e-12);
   // The steps at once at rows of their own, between the points' (as the rejected grid of
   // docs/SCALING.md timed them): 16 rows timed take what they were timed to take (0.9), not
   // what 8 and 32 rows interpolate to (0.75).
   HardwareProfile own_rows = between;
   auto& at_once = own_rows.device.row_weight_grad_gemms[0].at_once;
-  at_once.insert(at_once.begin() + 1, {16, 1e-3, 3e-3, 1.6e-3, 2e-3});
+  at_once.insert(at_once.begin() + 1, {16, {1e-3, 3e-3, 1.6e-3, 2e-3}});
   EXPECT_NEAR(phases(own_rows).at("compute"), alone * 0.9, 1e-12);
   // The rounds' medians, where recorded, rather than their best: 16 rows' medians say 0.6
   // (the others' as their best).
   HardwareProfile medians = own_rows;
   for (StepsAtOnceSeconds& a : medians.device.row_weight_grad_gemms[0].at_once) {
-    a.median_forward_alone = a.forward_alone;
-    a.median_backward_alone = a.backward_alone;
-    a.median_forward_shared = a.forward_shared;
-    a.median_backward_shared = a.backward_shared;
+    a.median = a.best;
   }
   EXPECT_NEAR(phases(medians).at("compute"), alone * 0.9, 1e-12);
   StepsAtOnceSeconds& at16 = medians.device.row_weight_grad_gemms[0].at_once[1];
   ASSERT_EQ(at16.rows, 16);
-  at16.median_forward_alone = 2e-3;
-  at16.median_backward_alone = 3e-3;
-  at16.median_forward_shared = 1e-3;
-  at16.median_backward_shared = 2e-3;
+  at16.median = {2e-3, 3e-3, 1e-3, 2e-3};
   EXPECT_NEAR(phases(medians).at("compute"), alone * 0.6, 1e-12);
   // Only the compute changes: the update, the hand-offs and the barrier are as before.
   const auto before = phases(hw), after = phases(timed(1.2e-3, 2e-3));

@@ -52,18 +52,18 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
     for (size_t i = 0; i < 2; ++i) {
       const auto& a = w.at_once[i];
       EXPECT_EQ(a.rows, w.points[i].rows);
-      for (const double t :
-           {a.forward_alone, a.backward_alone, a.forward_shared, a.backward_shared}) {
+      for (const double t : {a.best.forward_alone, a.best.backward_alone, a.best.forward_shared,
+                             a.best.backward_shared}) {
         EXPECT_GT(t, 0);
         EXPECT_LT(t, 1);
       }
       // The rounds' median, no faster than their best.
       ASSERT_TRUE(a.has_medians());
-      EXPECT_GE(a.median_forward_alone, a.forward_alone);
-      EXPECT_GE(a.median_backward_alone, a.backward_alone);
-      EXPECT_GE(a.median_forward_shared, a.forward_shared);
-      EXPECT_GE(a.median_backward_shared, a.backward_shared);
-      EXPECT_LT(a.median_forward_alone + a.median_backward_alone, 1);
+      EXPECT_GE(a.median.forward_alone, a.best.forward_alone);
+      EXPECT_GE(a.median.backward_alone, a.best.backward_alone);
+      EXPECT_GE(a.median.forward_shared, a.best.forward_shared);
+      EXPECT_GE(a.median.backward_shared, a.best.backward_shared);
+      EXPECT_LT(a.median.forward_alone + a.median.backward_alone, 1);
     }
   }
   EXPECT_TRUE(weight_grad_gemm_seconds({64, 48, 10}, {8}, {1}, 1, 1).empty());
@@ -263,8 +263,8 @@ TEST(Calibrate, ARefitReplacesOnlyTheDeviceCountTimedAgain) {
   EXPECT_EQ(timed[0].devices, 2);
   EXPECT_EQ(timed[0].points.at(0).shard_cold, 3.0);
   ASSERT_EQ(timed[0].at_once.size(), 1u);  // the steps at once kept, in the document too
-  EXPECT_EQ(timed[0].at_once[0].shared_over_alone(), 1.0);
-  EXPECT_EQ(timed[0].at_once[0].median_shared_over_alone(), 0.75);  // and their medians
+  EXPECT_EQ(timed[0].at_once[0].best.shared_over_alone(), 1.0);
+  EXPECT_EQ(timed[0].at_once[0].median.shared_over_alone(), 0.75);  // and their medians
   EXPECT_EQ(timed[1].devices, 4);
   EXPECT_EQ(timed[1].points.at(0).shard_cold, 1.0);
   const json& document = hw.document["device"]["dense_rates"][0]["weight_grad_gemms"];

@@ -450,26 +450,26 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   ASSERT_EQ(timed[0].at_once.size(), 2u);  // from the points' fields
   EXPECT_EQ(timed[0].at_once[0].rows, 12);
   EXPECT_EQ(timed[0].at_once[1].rows, 48);
-  EXPECT_DOUBLE_EQ(timed[0].at_once[0].forward_alone, 1e-3);
-  EXPECT_DOUBLE_EQ(timed[0].at_once[0].backward_alone, 2e-3);
-  EXPECT_DOUBLE_EQ(timed[0].at_once[0].forward_shared, 1.1e-3);
-  EXPECT_DOUBLE_EQ(timed[0].at_once[1].backward_shared, 2.9e-3);
-  EXPECT_DOUBLE_EQ(timed[0].at_once[0].shared_over_alone(), 0.9);
-  EXPECT_DOUBLE_EQ(timed[0].at_once[1].shared_over_alone(), 4.0 / 3.0);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].best.forward_alone, 1e-3);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].best.backward_alone, 2e-3);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].best.forward_shared, 1.1e-3);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[1].best.backward_shared, 2.9e-3);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[0].best.shared_over_alone(), 0.9);
+  EXPECT_DOUBLE_EQ(timed[0].at_once[1].best.shared_over_alone(), 4.0 / 3.0);
   ASSERT_EQ(timed[1].at_once.size(), 3u);  // from steps_at_once
   EXPECT_EQ(timed[1].at_once[1].rows, 30);
-  EXPECT_DOUBLE_EQ(timed[1].at_once[1].shared_over_alone(), 0.75);
-  EXPECT_DOUBLE_EQ(timed[1].at_once[2].backward_shared, 3e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].best.shared_over_alone(), 0.75);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[2].best.backward_shared, 3e-3);
   // The rounds' median beside their best, in every entry (profiles since 2026-12-05, morning);
   // the cost model takes their ratio.
   EXPECT_TRUE(timed[1].at_once[0].has_medians());
   EXPECT_TRUE(timed[1].at_once[2].has_medians());
   ASSERT_TRUE(timed[1].at_once[1].has_medians());
-  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_forward_alone, 2.5e-3);
-  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_backward_alone, 2.5e-3);
-  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_forward_shared, 2.2e-3);
-  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_backward_shared, 1.8e-3);
-  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median_shared_over_alone(), 0.8);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median.forward_alone, 2.5e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median.backward_alone, 2.5e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median.forward_shared, 2.2e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median.backward_shared, 1.8e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median.shared_over_alone(), 0.8);
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].modelled_shared_over_alone(), 0.8);
   EXPECT_FALSE(timed[0].at_once[0].has_medians());
   EXPECT_DOUBLE_EQ(timed[0].at_once[0].modelled_shared_over_alone(), 0.9);
