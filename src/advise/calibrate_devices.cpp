@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "advise/at_once_probes.h"
 #include "parallel/strategy.h"
@@ -13,33 +15,32 @@ using nlohmann::json;
 
 namespace {
 
-// The measured tables in words, for the log and the sources.
-std::string bf16_words(const std::vector<Bf16LoopSeconds>& loops) {
+// A measured table in words, for the log and the sources: each entry as `words` puts it, "; "
+// between them.
+template <typename T, typename Words>
+std::string table_words(const std::vector<T>& table, Words words) {
   std::string out;
-  for (const Bf16LoopSeconds& l : loops) {
-    out += fmt::format("{}{} MB {:.2f}/{:.2f}/{:.2f}", out.empty() ? "" : "; ",
-                       4e-6 * static_cast<double>(l.floats), l.pack * 1e9, l.unpack * 1e9,
-                       l.sum * 1e9);
-  }
+  for (const T& entry : table) out += (out.empty() ? "" : "; ") + words(entry);
   return out;
+}
+
+std::string bf16_words(const std::vector<Bf16LoopSeconds>& loops) {
+  return table_words(loops, [](const Bf16LoopSeconds& l) {
+    return fmt::format("{} MB {:.2f}/{:.2f}/{:.2f}", 4e-6 * static_cast<double>(l.floats),
+                       l.pack * 1e9, l.unpack * 1e9, l.sum * 1e9);
+  });
 }
 
 std::string contention_words(const std::vector<UpdateContention>& contention) {
-  std::string out;
-  for (const UpdateContention& u : contention) {
-    out += fmt::format("{}{} KiB {:.2f}/{:.2f}", out.empty() ? "" : "; ", u.bytes >> 10, u.own,
-                       u.shard);
-  }
-  return out;
+  return table_words(contention, [](const UpdateContention& u) {
+    return fmt::format("{} KiB {:.2f}/{:.2f}", u.bytes >> 10, u.own, u.shard);
+  });
 }
 
 std::string exchange_words(const std::vector<ExchangeSeconds>& exchange) {
-  std::string out;
-  for (const ExchangeSeconds& e : exchange) {
-    out += fmt::format("{}{} KiB {:.1f}/{:.1f}", out.empty() ? "" : "; ", e.bytes >> 10,
-                       e.copy * 1e6, e.tree * 1e6);
-  }
-  return out;
+  return table_words(exchange, [](const ExchangeSeconds& e) {
+    return fmt::format("{} KiB {:.1f}/{:.1f}", e.bytes >> 10, e.copy * 1e6, e.tree * 1e6);
+  });
 }
 
 }  // namespace
