@@ -48,13 +48,18 @@ json points_json(const std::vector<DenseRowsSeconds>& points) {
   return out;
 }
 
-// A steps_at_once entry's four timings, as dense_rates[].weight_grad_gemms[].steps_at_once
-// holds them (and their median).
+// A steps_at_once entry's timings, as dense_rates[].weight_grad_gemms[].steps_at_once holds
+// them (and their median).
 json times_json(const StepsAtOnceTimes& t) {
-  return {{"forward_alone", t.forward_alone},
-          {"backward_alone", t.backward_alone},
-          {"forward_shared", t.forward_shared},
-          {"backward_shared", t.backward_shared}};
+  json out = {{"forward_alone", t.forward_alone},
+              {"backward_alone", t.backward_alone},
+              {"forward_shared", t.forward_shared},
+              {"backward_shared", t.backward_shared}};
+  if (t.has_micro()) {
+    out["forward_micro"] = t.forward_micro;
+    out["backward_micro"] = t.backward_micro;
+  }
+  return out;
 }
 
 // As dense_rates[].weight_grad_gemms holds them.
@@ -76,6 +81,7 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
       points.push_back(point);
     }
     out.push_back({{"devices", w.devices}, {"points", points}});
+    if (w.micro_shards > 0) out.back()["micro_shards"] = w.micro_shards;
     for (const StepsAtOnceSeconds& a : w.at_once) {
       json entry = times_json(a.best);
       entry["rows"] = a.rows;
@@ -291,19 +297,27 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
       out += fmt::format("/{:.2f} saves {:.2f}", p.shard_step / p.whole_step, p.step_saved_share());
     }
   }
-  std::string once;
+  std::string once, micro;
   for (const StepsAtOnceSeconds& a : timed.at_once) {
     once += fmt::format("{}{} rows {:.2f}", once.empty() ? "" : ", ", a.rows,
                         a.modelled_shared_over_alone());
+    if (a.best.has_micro()) {
+      micro += fmt::format("{}{} rows {:.2f}", micro.empty() ? "" : ", ", a.rows,
+                           a.modelled_micro_over_alone());
+    }
   }
   return fmt::format(
       "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}): "
-      "{}{}",
+      "{}{}{}",
       timed.devices, step ? "/as a step runs them; the share of the backward GEMMs saved" : "", out,
       once.empty() ? ""
                    : "; the sharded reducer's forward and backward with all devices at once over "
                      "one device's alone: " +
-                         once);
+                         once,
+      micro.empty() ? ""
+                    : fmt::format("; deterministic micro-shards ({} per device) at once over one "
+                                  "device's step alone: {}",
+                                  timed.micro_shards, micro));
 }
 
 std::vector<int> shard_device_counts(int max_devices) {

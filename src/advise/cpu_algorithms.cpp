@@ -131,7 +131,10 @@ Prediction bucket_allreduce(const HardwareProfile& hw, const Scenario& s) {
 
 // mirrored.cpp, deterministic_gradients: each device computes its micro-shards one after
 // another (shards / devices of them over all ranks, B / shards rows each), copies each
-// shard's gradients aside and sums them in a fixed tree (tree_sum) into its buffer.
+// shard's gradients aside and sums them in a fixed tree (tree_sum) into its buffer. In one
+// process the micro-shards take one device's steps alone times what calibrate's timing of
+// them, all devices at once, says (micro_shards_over_alone); in profiles without it, one
+// device's steps slowed by the devices' shares.
 Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
   const int n = s.devices * s.ranks;
   const int shards = std::max(s.deterministic_shards, n);
@@ -139,9 +142,18 @@ Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
   const int64_t shard_rows = (global_batch(s) + shards - 1) / shards;
   Prediction p = cpu_step_start(hw, s, shard_rows);
   const DeviceProfile& d = hw.device;
-  const Shares shares = devices_share(hw, s);
-  p.phases["compute"] = local * (forward_seconds(d, s.model, shard_rows, shares) +
-                                 backward_seconds(d, s.model, shard_rows, shares));
+  const std::optional<double> at_once =
+      s.ranks == 1 ? micro_shards_over_alone(d, shard_rows, s.devices, local) : std::nullopt;
+  if (at_once) {
+    p.phases["compute"] =
+        local *
+        (forward_seconds(d, s.model, shard_rows) + backward_seconds(d, s.model, shard_rows)) *
+        *at_once;
+  } else {
+    const Shares shares = devices_share(hw, s);
+    p.phases["compute"] = local * (forward_seconds(d, s.model, shard_rows, shares) +
+                                   backward_seconds(d, s.model, shard_rows, shares));
+  }
   const double share = memory_share(hw, s.devices);
   const double bytes = 4.0 * static_cast<double>(s.model.params());
   if (exchange_in_shared_cache(d, s, local)) {

@@ -48,13 +48,21 @@ struct WeightGradGemmSeconds {
 // A dense model's forward and backward GEMMs at `rows` rows per device as device 0 alone runs a
 // step and as the devices, all at once, run mirrored's sharded reducer over one shared
 // parameter buffer (steps_at_once.h, StepsAtOnce), seconds summed over the model's Dense layers.
+// And (profiles since 2026-12-06; 0: not timed) as the devices, all at once, run deterministic
+// mode's micro-shards over that buffer (StepsAtOnce::micro_shards), seconds per micro-shard.
 struct StepsAtOnceTimes {
   double forward_alone = 0, backward_alone = 0, forward_shared = 0, backward_shared = 0;
+  double forward_micro = 0, backward_micro = 0;
 
   // A device's forward and backward under the sharded reducer, all devices at once, over one
   // device's alone.
   double shared_over_alone() const {
     return (forward_shared + backward_shared) / (forward_alone + backward_alone);
+  }
+  bool has_micro() const { return forward_micro > 0; }
+  // A device's micro-shard, all devices at once, over one device's step alone at its rows.
+  double micro_over_alone() const {
+    return (forward_micro + backward_micro) / (forward_alone + backward_alone);
   }
 };
 struct StepsAtOnceSeconds {
@@ -68,6 +76,9 @@ struct StepsAtOnceSeconds {
   double modelled_shared_over_alone() const {
     return (has_medians() ? median : best).shared_over_alone();
   }
+  double modelled_micro_over_alone() const {
+    return (has_medians() ? median : best).micro_over_alone();
+  }
 };
 // Those timings with the shards of one of `devices` devices, ascending in rows; and the steps
 // at once of that many devices (empty: not timed), ascending in rows, at rows of their own:
@@ -79,6 +90,7 @@ struct WeightGradShards {
   int devices = 0;
   std::vector<WeightGradGemmSeconds> points;
   std::vector<StepsAtOnceSeconds> at_once;
+  int micro_shards = 0;  // per device, in the `*_micro` timings (0: none)
 };
 
 // A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own

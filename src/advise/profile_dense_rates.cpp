@@ -33,9 +33,15 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
 // The four timings of a steps-at-once entry (`where` names it), each > 0.
 constexpr const char* kAtOnce[] = {"forward_alone", "backward_alone", "forward_shared",
                                    "backward_shared"};
+// And the micro-shards' two (profiles since 2026-12-06), both or neither.
 StepsAtOnceTimes steps_at_once(const json& c, const std::string& where) {
-  return {positive_field(c, kAtOnce[0], where), positive_field(c, kAtOnce[1], where),
-          positive_field(c, kAtOnce[2], where), positive_field(c, kAtOnce[3], where)};
+  StepsAtOnceTimes out{positive_field(c, kAtOnce[0], where), positive_field(c, kAtOnce[1], where),
+                       positive_field(c, kAtOnce[2], where), positive_field(c, kAtOnce[3], where)};
+  if (c.contains("forward_micro") || c.contains("backward_micro")) {
+    out.forward_micro = positive_field(c, "forward_micro", where);
+    out.backward_micro = positive_field(c, "backward_micro", where);
+  }
+  return out;
 }
 
 // One device count's weight-gradient GEMMs (dense_rates[].weight_grad_gemms[]): the devices
@@ -79,9 +85,11 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     }
     // The steps at once, as profiles of 2026-12-05 hold them: all four or none, alike in every
     // point; their medians came later, in the array only.
-    if (c.contains("median")) {
-      throw ConfigError(points + ": point at " + std::to_string(rows) +
-                        " rows: 'median' belongs in a steps_at_once entry");
+    for (const char* later : {"median", "forward_micro", "backward_micro"}) {
+      if (c.contains(later)) {
+        throw ConfigError(points + ": point at " + std::to_string(rows) + " rows: '" + later +
+                          "' belongs in a steps_at_once entry");
+      }
     }
     const bool once = std::any_of(std::begin(kAtOnce), std::end(kAtOnce),
                                   [&](const char* k) { return c.contains(k); });
@@ -123,7 +131,29 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
       if (out.at_once.back().has_medians() != out.at_once.front().has_medians()) {
         throw ConfigError(entry + ": 'median' in every entry or none");
       }
+      const StepsAtOnceSeconds& a = out.at_once.back();
+      if (a.best.has_micro() != out.at_once.front().best.has_micro() ||
+          (a.has_medians() && a.median.has_micro() != a.best.has_micro())) {
+        throw ConfigError(entry +
+                          ": forward_micro and backward_micro in every entry and its median, or "
+                          "in none");
+      }
     }
+  }
+  // The micro-shards per device their timings took: with them, and only with them.
+  const bool micro = !out.at_once.empty() && out.at_once.front().best.has_micro();
+  if (micro != j.contains("micro_shards")) {
+    throw ConfigError(where + (micro ? " needs 'micro_shards', a whole number from 1 to 64, with "
+                                       "the steps at once's forward_micro and backward_micro"
+                                     : ": 'micro_shards' without forward_micro and "
+                                       "backward_micro in its steps_at_once"));
+  }
+  if (micro) {
+    const json& m = j.at("micro_shards");
+    if (!m.is_number_integer() || m.get<int64_t>() < 1 || m.get<int64_t>() > 64) {
+      throw ConfigError(where + ": 'micro_shards' must be a whole number from 1 to 64");
+    }
+    out.micro_shards = m.get<int>();
   }
   return out;
 }

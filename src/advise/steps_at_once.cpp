@@ -141,24 +141,29 @@ StepsAtOnce::Seconds StepsAtOnce::alone(int64_t rows) {
   return out;
 }
 
+// Per layer, last first: the input gradient, then the kernel's whole gradient (in, units) =
+// x(l)^T (in, rows) . dz(l + 1) (rows, units) into the device's gradient buffer.
+void StepsAtOnce::whole_backward(int device, int64_t rows, Seconds& out) {
+  for (size_t l = widths_.size() - 1; l-- > 0;) {
+    input_gradient(device, l, rows, out);
+    const int64_t in = widths_[l], units = widths_[l + 1];
+    out.backward += seconds_of([&] {
+      backends_[device]->gemm({.m = in,
+                               .n = units,
+                               .k = rows,
+                               .a = x(l, device),
+                               .trans_a = true,
+                               .b = dz(l + 1, device),
+                               .c = g_[device].data() + offsets_[l]});
+    });
+  }
+}
+
 void StepsAtOnce::alone_pass(int64_t rows, Seconds& out) {
   group_.run([&](int d) {
     if (d != 0) return;
     forward(0, rows, out);
-    for (size_t l = widths_.size() - 1; l-- > 0;) {
-      input_gradient(0, l, rows, out);
-      const int64_t in = widths_[l], units = widths_[l + 1];
-      out.backward += seconds_of([&] {
-        // kernel gradient (in, units) = x(l)^T (in, rows) . dz(l + 1) (rows, units)
-        backends_[0]->gemm({.m = in,
-                            .n = units,
-                            .k = rows,
-                            .a = x(l, 0),
-                            .trans_a = true,
-                            .b = dz(l + 1, 0),
-                            .c = g_[0].data() + offsets_[l]});
-      });
-    }
+    whole_backward(0, rows, out);
     update(0, 0, params_);
   });
 }
@@ -170,19 +175,57 @@ StepsAtOnce::Seconds StepsAtOnce::shared(int64_t rows) {
     std::fill(each_.begin(), each_.end(), Seconds{});
     shared_pass(rows);
   }
-  const int n = devices_;
+  return devices_mean(1);
+}
+
+StepsAtOnce::Seconds StepsAtOnce::micro_shards(int64_t rows, int local) {
+  check_rows(rows);
+  if (local < 1 || local > 64) {
+    throw ConfigError(
+        fmt::format("steps-at-once probe: {} micro-shards per device; it times 1 to 64", local));
+  }
+  aside_.resize(devices_);
+  for (auto& mine : aside_) {
+    while (static_cast<int>(mine.size()) < local) mine.emplace_back(params_);
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    ++iteration_;
+    std::fill(each_.begin(), each_.end(), Seconds{});
+    micro_pass(rows, local);
+  }
+  return devices_mean(local);
+}
+
+// each_'s mean over the devices, per one of `per` passes; the parameters read back, so that
+// the passes are not optimized away (finite unless the update went wrong).
+StepsAtOnce::Seconds StepsAtOnce::devices_mean(int per) const {
+  const double n = static_cast<double>(devices_) * per;
   Seconds mean;
   for (const Seconds& s : each_) {
     mean.forward += s.forward / n;
     mean.backward += s.backward / n;
   }
-  // Read back, so that the passes are not optimized away; finite unless the update went wrong.
   double sum = 0;
   for (int64_t i = 0; i < params_; i += 16) sum += w_.data()[i];
   if (!std::isfinite(sum)) {
     throw NumericError("steps-at-once probe: the parameters became " + std::to_string(sum));
   }
   return mean;
+}
+
+void StepsAtOnce::micro_pass(int64_t rows, int local) {
+  const int64_t per = (params_ + devices_ - 1) / devices_;
+  group_.run([&](int d) {
+    const int64_t begin = std::min(params_, per * d), end = std::min(params_, begin + per);
+    if (begin < end) update(d, begin, end);
+    group_.barrier().wait();  // every device's shard of the parameters updated
+    Seconds& out = each_[d];
+    for (int j = 0; j < local; ++j) {
+      forward(d, rows, out);
+      whole_backward(d, rows, out);
+      std::copy(g_[d].data(), g_[d].data() + params_, aside_[d][j].data());
+    }
+  });
 }
 
 void StepsAtOnce::shared_pass(int64_t rows) {

@@ -1,7 +1,8 @@
 // A dense model's forward and backward GEMMs on several devices at once, as mirrored's sharded
 // reducer runs them over one shared parameter buffer, against one device alone: calibrate's
 // weight-gradient probe (weight_grad_probes.h, weight_grad_gemm_seconds, the `*_alone` and
-// `*_shared` timings).
+// `*_shared` timings); and as deterministic mode's micro-shards run them over that buffer (the
+// `*_micro` timings).
 #pragma once
 
 #include <cstdint>
@@ -46,6 +47,14 @@ class StepsAtOnce {
   // that shard (device 0 also each bias's). The devices' mean.
   Seconds shared(int64_t rows);
 
+  // Every device at once, as mirrored.cpp's deterministic_gradients runs its micro-shards over
+  // the shared parameters: the update of the device's 1/n of them (the sharded reducer's, at
+  // the end of the last step), a wait for every device's, then `local` micro-shards one after
+  // another, each a forward and a whole backward (every kernel's gradient over its `rows` rows)
+  // into the device's own gradient buffer, copied aside after it (untimed, as the reducer's
+  // part; a buffer per micro-shard). Per micro-shard, the devices' mean.
+  Seconds micro_shards(int64_t rows, int local);
+
   // What the last pass left, for checking it: layer `layer`'s input on `device` (rows, in),
   // the gradient of its output (rows, units), and the device's gradient buffer, each kernel
   // (in, units) at kernel_offset(layer); alone writes device 0's whole kernels, shared each
@@ -59,11 +68,14 @@ class StepsAtOnce {
   float* x(size_t layer, int device);
   float* dz(size_t layer, int device);
   void check_rows(int64_t rows) const;
+  Seconds devices_mean(int per) const;
   void forward(int device, int64_t rows, Seconds& out);
   void input_gradient(int device, size_t layer, int64_t rows, Seconds& out);
   void update(int device, int64_t begin, int64_t end);
   void alone_pass(int64_t rows, Seconds& out);
-  void shared_pass(int64_t rows);  // into each_
+  void shared_pass(int64_t rows);            // into each_
+  void micro_pass(int64_t rows, int local);  // into each_
+  void whole_backward(int device, int64_t rows, Seconds& out);
 
   std::vector<int64_t> widths_;
   int64_t rows_;  // the most rows a pass may take
@@ -80,6 +92,8 @@ class StepsAtOnce {
   // first: none, and not allocated).
   std::vector<AlignedBuffer> x_, dz_;
   std::vector<Seconds> each_;  // per device, the last pass's
+  // Per device, its micro-shards' gradients copied aside (params_ each), made on first use.
+  std::vector<std::vector<AlignedBuffer>> aside_;
   int64_t iteration_ = 0;
 };
 

@@ -10,38 +10,40 @@
 #include "advise/steps_at_once.h"
 #include "backend/backend.h"
 #include "core/aligned_buffer.h"
+#include "parallel/strategy.h"
 #include "profile/phase_timer.h"
 
 namespace tandem::detail {
 namespace {
 
-// The steps at once at each of `rows` (distinct, ascending): each row count's passes once
-// untimed (their GEMMs' primitives created), then `repeats` rounds over the rows; the best of
-// the rounds and their median.
+// The steps at once at each of `rows` (distinct, ascending), and their micro-shards, `local`
+// per device: each row count's passes once untimed (their GEMMs' primitives created), then
+// `repeats` rounds over the rows; the best of the rounds and their median.
 std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
-                                                      const std::vector<int64_t>& rows,
+                                                      const std::vector<int64_t>& rows, int local,
                                                       int repeats) {
-  // Per row count, the rounds' forward alone, backward alone, forward shared, backward shared.
-  std::vector<std::array<std::vector<double>, 4>> rounds(rows.size());
+  // Per row count, the rounds' forward and backward alone, shared and micro-shards.
+  std::vector<std::array<std::vector<double>, 6>> rounds(rows.size());
   for (const int64_t r : rows) {
     probe.alone(r);
     probe.shared(r);
+    probe.micro_shards(r, local);
   }
   for (int round = 0; round < std::max(repeats, 1); ++round) {
     for (size_t i = 0; i < rows.size(); ++i) {
-      const StepsAtOnce::Seconds alone = probe.alone(rows[i]);
-      const StepsAtOnce::Seconds shared = probe.shared(rows[i]);
-      rounds[i][0].push_back(alone.forward);
-      rounds[i][1].push_back(alone.backward);
-      rounds[i][2].push_back(shared.forward);
-      rounds[i][3].push_back(shared.backward);
+      const StepsAtOnce::Seconds timed[] = {probe.alone(rows[i]), probe.shared(rows[i]),
+                                            probe.micro_shards(rows[i], local)};
+      for (size_t k = 0; k < 3; ++k) {
+        rounds[i][2 * k].push_back(timed[k].forward);
+        rounds[i][2 * k + 1].push_back(timed[k].backward);
+      }
     }
   }
   std::vector<StepsAtOnceSeconds> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto of_rounds = [&](auto&& pick) {
       return StepsAtOnceTimes{pick(rounds[i][0]), pick(rounds[i][1]), pick(rounds[i][2]),
-                              pick(rounds[i][3])};
+                              pick(rounds[i][3]), pick(rounds[i][4]), pick(rounds[i][5])};
     };
     out.push_back({.rows = rows[i],
                    .best = of_rounds([](const std::vector<double>& v) {
@@ -149,7 +151,8 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
   // The steps at once, one device count at a time (each holds every device's buffers).
   for (WeightGradShards& s : out) {
     StepsAtOnce at_once(widths, most_rows, s.devices, threads);
-    s.at_once = steps_at_once_seconds(at_once, distinct, repeats);
+    s.micro_shards = std::max(StrategyOptions{}.deterministic_shards / s.devices, 1);
+    s.at_once = steps_at_once_seconds(at_once, distinct, s.micro_shards, repeats);
   }
   for (WeightGradShards& s : out) {
     for (size_t i = 0; i < distinct.size(); ++i) {

@@ -416,6 +416,80 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   EXPECT_EQ(phases(four).at("compute"), phases(untimed).at("compute"));
 }
 
+// Timed with all devices at once running deterministic mode's micro-shards over one shared
+// parameter buffer, each micro-shard is one device's forward and backward alone at its rows (no
+// shares of the cores) times the micro-shards' timings' sum over the alone ones, interpolated in
+// log rows; without them, or timed with another count of micro-shards per device, or on MPI
+// ranks, one device's slowed by the devices' shares as before.
+TEST(Algorithms, MicroShardsTakeWhatTheirTimingAtOnceSays) {
+  const HardwareProfile hw = sharded_profile();
+  Scenario s = sharded_at_16_rows();  // 32 rows: 4 micro-shards of 8, 2 per device
+  s.deterministic = true;
+  const auto phases = [&](const HardwareProfile& h) {
+    return simulate(h, s, Algorithm::deterministic_shards).phases;
+  };
+  const auto timed = [&](double forward_micro, double backward_micro, int local) {
+    HardwareProfile h = hw;
+    const WeightGradGemmSeconds at8{8, 1e-3, 1e-4, 1e-3, 1e-4, 3e-3, 1e-3, 1e-3};
+    WeightGradGemmSeconds at64 = at8;
+    at64.rows = 64;
+    const StepsAtOnceSeconds once8{8, {1e-3, 3e-3, 2e-3, 2e-3, forward_micro, backward_micro}, {}};
+    StepsAtOnceSeconds once64 = once8;
+    once64.rows = 64;
+    h.device.row_weight_grad_gemms = {{2, {at8, at64}, {once8, once64}, local}};
+    return h;
+  };
+  HardwareProfile alone_profile = hw;
+  alone_profile.max_devices = 1;
+  Scenario one = seed(1);
+  one.batch = 8;
+  const double alone = simulate(alone_profile, one, Algorithm::single_device).phases.at("compute");
+  EXPECT_NEAR(phases(timed(1e-3, 3e-3, 2)).at("compute"), 2 * alone, 1e-12);
+  EXPECT_NEAR(phases(timed(1.2e-3, 2e-3, 2)).at("compute"), 2 * alone * 0.8, 1e-12);
+  EXPECT_NEAR(phases(timed(2e-3, 3e-3, 2)).at("compute"), 2 * alone * 1.25, 1e-12);
+  // Between two timed row counts, in log rows: 8 rows take 0.5 and 32 rows 1, so 16 rows (a
+  // batch of 64) 0.75.
+  HardwareProfile between = timed(1e-3, 1e-3, 2);
+  between.device.row_weight_grad_gemms[0].at_once[1] = {32, {1e-3, 3e-3, 1e-3, 1e-3, 1e-3, 3e-3}};
+  Scenario at16 = s;
+  at16.batch = 64;
+  one.batch = 16;
+  const double alone16 =
+      simulate(alone_profile, one, Algorithm::single_device).phases.at("compute");
+  EXPECT_NEAR(simulate(between, at16, Algorithm::deterministic_shards).phases.at("compute"),
+              2 * alone16 * 0.75, 1e-12);
+  // The rounds' medians where recorded: 8 rows' say 1.5.
+  HardwareProfile medians = timed(1e-3, 3e-3, 2);
+  for (StepsAtOnceSeconds& a : medians.device.row_weight_grad_gemms[0].at_once) {
+    a.median = {1e-3, 1e-3, 1e-3, 1e-3, 2e-3, 1e-3};
+  }
+  EXPECT_NEAR(phases(medians).at("compute"), 2 * alone * 1.5, 1e-12);
+  // The shares' rule, slower than alone here (memory share 0.7): what every other case gives.
+  HardwareProfile untimed = hw;
+  untimed.device.row_weight_grad_gemms.clear();
+  const double shares = phases(untimed).at("compute");
+  EXPECT_GT(shares, 2 * alone * 1.1);
+  EXPECT_EQ(phases(timed(1e-3, 3e-3, 4)).at("compute"), shares);  // 4 micro-shards per device
+  HardwareProfile no_micro = timed(1e-3, 3e-3, 0);
+  for (StepsAtOnceSeconds& a : no_micro.device.row_weight_grad_gemms[0].at_once) {
+    a.best.forward_micro = a.best.backward_micro = 0;
+  }
+  EXPECT_EQ(phases(no_micro).at("compute"), shares);
+  // Only the compute changes: the copies and tree, the update, the barrier are as before.
+  const auto before = phases(untimed), after = phases(timed(1.2e-3, 2e-3, 2));
+  for (const char* phase : {"allreduce", "optimizer", "overhead", "input"}) {
+    EXPECT_EQ(before.at(phase), after.at(phase)) << phase;
+  }
+  // On 2 ranks of 2 devices (1 micro-shard each), the timing in one process is not used.
+  Scenario ranks = s;
+  ranks.ranks = 2;
+  ranks.batch = 64;
+  const auto rank_compute = [&](const HardwareProfile& h) {
+    return simulate(h, ranks, algorithm_for(h, ranks)).phases.at("compute");
+  };
+  EXPECT_EQ(rank_compute(timed(2e-3, 3e-3, 1)), rank_compute(untimed));
+}
+
 // A dense model's measured steps are followed piecewise in rows: at a measured row count one
 // device computes exactly what was measured; between two, the power law through both; beyond
 // the largest, the line through the last two; below the smallest, the first two's power law.

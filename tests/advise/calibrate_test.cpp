@@ -255,8 +255,12 @@ TEST(Calibrate, ARefitReplacesOnlyTheDeviceCountTimedAgain) {
     runs.push_back(std::make_unique<StepRun>(dense_stack(widths), rows, one_device));
     runs.back()->time(1, seed);
   }
-  const WeightGradShards two{
-      2, {{8, 2.0, 1.0, 4.0, 3.0}}, {{8, 1.0, 2.0, 1.5, 1.5, 2.0, 2.0, 1.5, 1.5}}};
+  // Best: forward and backward alone 1 and 2, shared 1.5 each, micro-shards 2.4 and 0.6;
+  // median: 2, 2, 1.5, 1.5, 4, 2.
+  const WeightGradShards two{2,
+                             {{8, 2.0, 1.0, 4.0, 3.0}},
+                             {{8, {1.0, 2.0, 1.5, 1.5, 2.4, 0.6}, {2.0, 2.0, 1.5, 1.5, 4.0, 2.0}}},
+                             2};
   refit_dense_rate(hw, widths, runs, {}, 0, {two});
   const auto& timed = hw.device.dense_rates.at(0).weight_grad_gemms;
   ASSERT_EQ(timed.size(), 2u);
@@ -265,6 +269,9 @@ TEST(Calibrate, ARefitReplacesOnlyTheDeviceCountTimedAgain) {
   ASSERT_EQ(timed[0].at_once.size(), 1u);  // the steps at once kept, in the document too
   EXPECT_EQ(timed[0].at_once[0].best.shared_over_alone(), 1.0);
   EXPECT_EQ(timed[0].at_once[0].median.shared_over_alone(), 0.75);  // and their medians
+  EXPECT_EQ(timed[0].micro_shards, 2);                              // and the micro-shards'
+  EXPECT_EQ(timed[0].at_once[0].best.micro_over_alone(), 1.0);
+  EXPECT_EQ(timed[0].at_once[0].modelled_micro_over_alone(), 1.5);  // (4 + 2) / (2 + 2)
   EXPECT_EQ(timed[1].devices, 4);
   EXPECT_EQ(timed[1].points.at(0).shard_cold, 1.0);
   const json& document = hw.document["device"]["dense_rates"][0]["weight_grad_gemms"];
@@ -273,6 +280,9 @@ TEST(Calibrate, ARefitReplacesOnlyTheDeviceCountTimedAgain) {
   ASSERT_EQ(document[0]["steps_at_once"].size(), 1u);
   EXPECT_EQ(document[0]["steps_at_once"][0]["forward_shared"], 1.5);
   EXPECT_EQ(document[0]["steps_at_once"][0]["median"]["forward_alone"], 2.0);
+  EXPECT_EQ(document[0]["steps_at_once"][0]["forward_micro"], 2.4);
+  EXPECT_EQ(document[0]["steps_at_once"][0]["median"]["backward_micro"], 2.0);
+  EXPECT_EQ(document[0]["micro_shards"], 2);
   EXPECT_EQ(document[1]["devices"], 4);
   EXPECT_FALSE(document[1].contains("steps_at_once"));
   // Nothing timed (a run on MPI ranks): both kept.

@@ -419,6 +419,14 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
                               {"backward_alone", 3e-3},
                               {"forward_shared", 3e-3},
                               {"backward_shared", 3e-3}}}}};
+  // And their micro-shards (profiles since 2026-12-06), with the count per device.
+  for (json& entry : four["steps_at_once"]) {
+    entry["forward_micro"] = 1.5e-3;
+    entry["backward_micro"] = 2.5e-3;
+    entry["median"]["forward_micro"] = 2e-3;
+    entry["median"]["backward_micro"] = 3e-3;
+  }
+  four["micro_shards"] = 1;
   for (json& point : two["points"]) {
     point["forward_alone"] = 1e-3;
     point["backward_alone"] = 2e-3;
@@ -473,8 +481,16 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].modelled_shared_over_alone(), 0.8);
   EXPECT_FALSE(timed[0].at_once[0].has_medians());
   EXPECT_DOUBLE_EQ(timed[0].at_once[0].modelled_shared_over_alone(), 0.9);
+  EXPECT_EQ(timed[1].micro_shards, 1);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].best.forward_micro, 1.5e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].best.backward_micro, 2.5e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].modelled_micro_over_alone(), 1.0);  // (2 + 3) / 5
+  EXPECT_DOUBLE_EQ(timed[1].at_once[0].best.micro_over_alone(), 4.0 / 3.0);
+  EXPECT_EQ(timed[0].micro_shards, 0);  // none timed
+  EXPECT_FALSE(timed[0].at_once[0].best.has_micro());
   json untimed = j;
   untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("steps_at_once");
+  untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("micro_shards");
   EXPECT_TRUE(load_hardware_profile(write_profile(dir, untimed))
                   .device.dense_rates.at(0)
                   .weight_grad_gemms[1]
@@ -550,6 +566,30 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
            "steps_at_once: entry at 48 rows: 'median' in every entry or none"},
           {[](json& g) { g[0]["points"][0]["median"] = g[1]["steps_at_once"][0]["median"]; },
            "points: point at 12 rows: 'median' belongs in a steps_at_once entry"},
+          {[](json& g) { g[0]["points"][1]["forward_micro"] = 1e-3; },
+           "points: point at 48 rows: 'forward_micro' belongs in a steps_at_once entry"},
+          {[](json& g) { g[1]["steps_at_once"][1].erase("backward_micro"); },
+           "steps_at_once: entry at 30 rows: missing number 'backward_micro'"},
+          {[](json& g) { g[1]["steps_at_once"][2]["median"]["forward_micro"] = 0; },
+           "steps_at_once: entry at 48 rows: median: 'forward_micro' must be > 0"},
+          {[](json& g) {
+             g[1]["steps_at_once"][1].erase("forward_micro");
+             g[1]["steps_at_once"][1].erase("backward_micro");
+           },
+           "steps_at_once: entry at 30 rows: forward_micro and backward_micro in every entry and "
+           "its median, or in none"},
+          {[](json& g) {
+             g[1]["steps_at_once"][0]["median"].erase("forward_micro");
+             g[1]["steps_at_once"][0]["median"].erase("backward_micro");
+           },
+           "steps_at_once: entry at 12 rows: forward_micro and backward_micro in every entry and "
+           "its median, or in none"},
+          {[](json& g) { g[1].erase("micro_shards"); },
+           "weight_grad_gemms[1] needs 'micro_shards', a whole number from 1 to 64"},
+          {[](json& g) { g[0]["micro_shards"] = 2; },
+           "'micro_shards' without forward_micro and backward_micro in its steps_at_once"},
+          {[](json& g) { g[1]["micro_shards"] = 0; }, "'micro_shards' must be a whole number"},
+          {[](json& g) { g[1]["micro_shards"] = 1.5; }, "'micro_shards' must be a whole number"},
       });
 }
 

@@ -67,6 +67,31 @@ TEST(StepsAtOnce, EachPassComputesTheGradientsItTimes) {
   }
 }
 
+// Deterministic micro-shards: each device's whole kernel gradients from its own rows (the last
+// micro-shard's, in its gradient buffer), after each device's update of its shard of the
+// parameters; 1 to 64 micro-shards per device.
+TEST(StepsAtOnce, MicroShardsComputeEachDevicesWholeGradients) {
+  StepsAtOnce probe(kWidths, 8, 2, 1);
+  for (const int64_t rows : {8, 5}) {
+    for (const int local : {2, 1, 3}) {
+      const StepsAtOnce::Seconds t = probe.micro_shards(rows, local);
+      EXPECT_GT(t.forward, 0);
+      EXPECT_GT(t.backward, 0);
+      for (size_t l = 0; l + 1 < kWidths.size(); ++l) {
+        for (const int d : {0, 1}) {
+          const Check c = kernel_gradient(probe, l, d, {d}, rows, 0, kWidths[l]);
+          EXPECT_GT(c.largest, 1e-6) << "layer " << l << ", device " << d;
+          EXPECT_LE(c.error, 1e-4 * c.largest) << "micro-shards, layer " << l << ", device " << d
+                                               << ", " << rows << " rows, " << local << " each";
+        }
+      }
+    }
+  }
+  EXPECT_THROW(probe.micro_shards(9, 2), ConfigError);
+  EXPECT_THROW(probe.micro_shards(8, 0), ConfigError);
+  EXPECT_THROW(probe.micro_shards(8, 65), ConfigError);
+}
+
 // Both passes take time on one device and on two at once (a broken clock or a pass that runs
 // nothing would give 0); more rows than the buffers hold, a model without a layer, no devices
 // or no rows are refused.
