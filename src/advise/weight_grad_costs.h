@@ -81,7 +81,9 @@ std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t ro
 // devices' shares (devices_share): on the Zen 4 the memory share, where the seed's 51 MB outgrow
 // its 32 MiB L3, put the seed's deterministic step at 32 +19% to +23% over in all 3 runs of
 // held_out_fresh_zen4, whose micro-shards ran at about one device's speed alone: both devices
-// stream one weight buffer (docs/SCALING.md, "A fresh set on the Zen 4").
+// stream one weight buffer (docs/SCALING.md, "A fresh set on the Zen 4"). On the fresh Xeon
+// set held out from this (held_out_micro_xeon) the ratio was 0.92-1.05 at the micro-shards' rows
+// and no deterministic configuration missed in most runs, with it or with the shares.
 std::optional<double> micro_shards_over_alone(const DeviceProfile& d, int64_t rows, int n,
                                               int local);
 

@@ -421,6 +421,11 @@ constexpr int kHeldOutFreshZen4Cpu = 7, kHeldOutFreshZen4CpuSlowCopies = 18;
 // deterministic exchange's timed copies and tree twice as long, 8.
 constexpr int kHeldOutFreshXeonCpu = 1, kHeldOutFreshXeonCpuFastSteps = 100,
               kHeldOutFreshXeonCpuSlowExchange = 8;
+// held_out_micro_xeon: 2 in most runs with the model as it is, and with the micro-shards'
+// timings at once removed from every profile (the shares' rule) too; with those timings 1.5
+// times as long, 18.
+constexpr int kHeldOutMicroXeonCpu = 2, kHeldOutMicroXeonCpuShares = 2,
+              kHeldOutMicroXeonCpuSlowMicro = 18;
 
 // Each measured step's update (dense_rates[].points and ranks_points) times `factor`; 0
 // removes it (the model before: every model at the seed's update rate).
@@ -961,6 +966,75 @@ TEST(ValidationRun, TheModelOnAFreshXeonSet) {
             kHeldOutFreshXeonCpuFastSteps);
   EXPECT_GE(compare_repeated("cpu", slow_exchange, dir, 3, 2).missed_now,
             kHeldOutFreshXeonCpuSlowExchange);
+}
+
+// `edit` on the micro-shards' timings at once (forward_micro and backward_micro of every
+// steps_at_once entry and its median) in profile `p`, and on each weight_grad_gemms entry that
+// holds them; fails where the profile has none.
+void for_each_micro_timing(
+    json& p, const std::function<void(json&, const char*)>& on_time,
+    const std::function<void(json&)>& on_entry = [](json&) {}) {
+  int timed = 0;
+  for (json& curve : p.at("device").at("dense_rates")) {
+    for (json& shards : curve.at("weight_grad_gemms")) {
+      if (!shards.contains("micro_shards")) continue;
+      for (json& at_once : shards.at("steps_at_once")) {
+        for (json* t : {&at_once, &at_once.at("median")}) {
+          for (const char* k : {"forward_micro", "backward_micro"}) {
+            on_time(*t, k);
+            ++timed;
+          }
+        }
+      }
+      on_entry(shards);
+    }
+  }
+  ASSERT_GT(timed, 0);
+}
+
+// A profile without the micro-shards timed at once (profiles before 2026-12-06): deterministic
+// mode's micro-shards slowed by the devices' shares instead.
+void without_micro_shards(json& p) {
+  for_each_micro_timing(
+      p, [](json& t, const char* k) { t.erase(k); },
+      [](json& shards) { shards.erase("micro_shards"); });
+}
+
+// Three runs on the Xeon by the build of 1da6e43, whose calibrate and validation refits time
+// deterministic mode's micro-shards with every device at once (2026-12-06, 03:20-04:10 UTC): 2 of
+// 112 missed in most runs (784-256-256-10's host step and 784-8192-10's with 1 MB buckets, both
+// at 32), within the 2 written down before them; none of the 16 deterministic configurations in
+// most runs, as with the shares' rule on the same runs (written down before: no more). With the
+// micro-shards' timings 1.5 times as long, every deterministic configuration misses.
+TEST(ValidationRun, MicroShardsTimedAtOnceOnAFreshXeonSet) {
+  const std::string dir = "repeated/held_out_micro_xeon";
+  const RepeatedOutcome now = compare_repeated(
+      "cpu", [](json&) {}, dir);
+  EXPECT_EQ(now.configurations, 112);
+  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
+  EXPECT_EQ(now.missed_now, kHeldOutMicroXeonCpu);
+  EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices host"), 2);
+  EXPECT_EQ(now.runs_missed("784-8192-10", 32, "2 devices mirrored (allreduce) 1 MB buckets"), 2);
+  const RepeatedOutcome shares = compare_repeated("cpu", without_micro_shards, dir);
+  EXPECT_EQ(shares.missed_now, kHeldOutMicroXeonCpuShares);
+  const auto deterministic_missed = [](const RepeatedOutcome& o) {
+    int missed = 0, configurations = 0;
+    for (const RepeatedRow& r : o.rows) {
+      if (r.config != "2 devices mirrored deterministic") continue;
+      ++configurations;
+      if (r.majority_missed()) ++missed;
+    }
+    EXPECT_EQ(configurations, 16);
+    return missed;
+  };
+  EXPECT_EQ(deterministic_missed(now), 0);
+  EXPECT_EQ(deterministic_missed(shares), 0);
+  const auto slow_micro = [](json& p) {
+    for_each_micro_timing(p, [](json& t, const char* k) { t[k] = t.at(k).get<double>() * 1.5; });
+  };
+  const RepeatedOutcome slow = compare_repeated("cpu", slow_micro, dir);
+  EXPECT_GE(slow.missed_now, kHeldOutMicroXeonCpuSlowMicro);
+  EXPECT_EQ(deterministic_missed(slow), 16);
 }
 
 // The first three runs on 2 MPI ranks on the Zen 4, by the same build (2026-12-05, later; no
