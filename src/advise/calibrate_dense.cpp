@@ -227,8 +227,11 @@ std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
       "as a step runs them (after the update and forward's read of every parameter, the input "
       "gradients interleaved, a shard's update after its GEMMs); and the model's forward and "
       "backward GEMMs as device 0 alone runs a step and as the N devices at once run the sharded "
-      "reducer's over one shared parameter buffer, each after an untimed step of its kind (the "
-      "best of the rounds, and their median)",
+      "reducer's over one shared parameter buffer, and as the N devices at once (N a power of "
+      "two) run deterministic mode's micro-shards over it (each device's update of its 1/N of "
+      "the parameters, then 4/N micro-shards, at least 1, each a forward and whole backward into "
+      "its own gradient buffer, copied aside; seconds per micro-shard), each after an untimed "
+      "step of its kind (the best of the rounds, and their median)",
       plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats,
       fmt::join(shard_device_counts(plan.max_devices), ", "));
 }

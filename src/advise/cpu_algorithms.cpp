@@ -132,9 +132,11 @@ Prediction bucket_allreduce(const HardwareProfile& hw, const Scenario& s) {
 // mirrored.cpp, deterministic_gradients: each device computes its micro-shards one after
 // another (shards / devices of them over all ranks, B / shards rows each), copies each
 // shard's gradients aside and sums them in a fixed tree (tree_sum) into its buffer. In one
-// process the micro-shards take one device's steps alone times what calibrate's timing of
-// them, all devices at once, says (micro_shards_over_alone); in profiles without it, one
-// device's steps slowed by the devices' shares.
+// process over one shared parameter buffer (the sharded reducer over shared parameters) the
+// micro-shards take one device's steps alone times what calibrate's timing of them, all
+// devices at once over such a buffer, says (micro_shards_over_alone); otherwise (each device
+// its own copy, MPI ranks) or in profiles without that timing, one device's steps slowed by
+// the devices' shares.
 Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
   const int n = s.devices * s.ranks;
   const int shards = std::max(s.deterministic_shards, n);
@@ -143,7 +145,9 @@ Prediction deterministic_start(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = cpu_step_start(hw, s, shard_rows);
   const DeviceProfile& d = hw.device;
   const std::optional<double> at_once =
-      s.ranks == 1 ? micro_shards_over_alone(d, shard_rows, s.devices, local) : std::nullopt;
+      s.ranks == 1 && one_parameter_buffer(s)
+          ? micro_shards_over_alone(d, shard_rows, s.devices, local)
+          : std::nullopt;
   if (at_once) {
     p.phases["compute"] =
         local *

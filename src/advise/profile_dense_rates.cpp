@@ -112,7 +112,8 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     if (!j.at("steps_at_once").is_array() || j.at("steps_at_once").empty()) {
       throw ConfigError(at +
                         " must be an array of {rows, forward_alone, backward_alone, "
-                        "forward_shared, backward_shared}");
+                        "forward_shared, backward_shared} (and, since 2026-12-06, "
+                        "forward_micro, backward_micro)");
     }
     for (const json& c : j.at("steps_at_once")) {
       const int64_t rows =
@@ -124,7 +125,8 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
         if (!c.at("median").is_object()) {
           throw ConfigError(entry +
                             ": 'median' must be an object of forward_alone, backward_alone, "
-                            "forward_shared and backward_shared");
+                            "forward_shared and backward_shared (and, since 2026-12-06, "
+                            "forward_micro and backward_micro)");
         }
         out.at_once.back().median = steps_at_once(c.at("median"), entry + ": median");
       }

@@ -21,14 +21,12 @@ int devices_at_once(const HardwareProfile& hw, const Scenario& s) {
   return std::min(s.devices * s.ranks, std::max(hw.max_devices, s.devices));
 }
 
-// Whether a process's devices share one parameter buffer (mirrored.cpp: not own_copies, the
-// sharded reducer over shared parameters); otherwise each device keeps its own copy.
+}  // namespace
+
 bool one_parameter_buffer(const Scenario& s) {
   return s.strategy == StrategyKind::mirrored && s.reducer == ReducerKind::sharded &&
          s.shared_parameters;
 }
-
-}  // namespace
 
 double layer_seconds(const DeviceProfile& d, const LayerCost& l, int64_t rows, bool backward,
                      Shares share) {

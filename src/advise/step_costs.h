@@ -76,6 +76,10 @@ double memory_share(const HardwareProfile& hw, int k);
 // took 0.88-1.07 times the 1-device steps at 16 rows, where the memory share made it about 1.2.
 Shares devices_share(const HardwareProfile& hw, const Scenario& s);
 
+// Whether a process's devices share one parameter buffer (mirrored.cpp: not own_copies, the
+// sharded reducer over shared parameters); otherwise each device keeps its own copy.
+bool one_parameter_buffer(const Scenario& s);
+
 // The update's seconds in the measured steps of the model being predicted at `rows` (its
 // curve's points, in log rows between two of them, the nearest end's beyond them); 0 where
 // the points do not hold them.

@@ -27,10 +27,11 @@ int checked_devices(const std::vector<int64_t>& widths, int64_t rows, int device
 }
 
 // A fixed pattern in [-scale, scale], of both signs, so that about half of each layer's relu
-// units stay open step after step (all one sign would close them all after one update).
-void fill_pattern(float* p, int64_t n, float scale) {
+// units stay open step after step (all one sign would close them all after one update); from
+// `offset` on in the pattern.
+void fill_pattern(float* p, int64_t n, float scale, int64_t offset = 0) {
   for (int64_t i = 0; i < n; ++i) {
-    const uint32_t h = static_cast<uint32_t>(i) * 2654435761u;
+    const uint32_t h = static_cast<uint32_t>(i + offset) * 2654435761u;
     p[i] = scale * (static_cast<float>(h >> 16) / 32768.0f - 1.0f);
   }
 }
@@ -59,9 +60,10 @@ StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int d
     for (int d = 0; d < devices; ++d) {
       const int64_t n = rows * widths[l];
       x_.emplace_back(n);
-      fill_pattern(x_.back().data(), n, 1.0f);
+      // Each device's rows its own (a check that reads another's then differs).
+      fill_pattern(x_.back().data(), n, 1.0f, 7919 * d);
       dz_.emplace_back(l > 0 ? n : 0);
-      if (l > 0) fill_pattern(dz_.back().data(), n, 1e-3f);  // the last: the loss's gradient
+      if (l > 0) fill_pattern(dz_.back().data(), n, 1e-3f, 7919 * d);  // the last: the loss's
     }
   }
 }

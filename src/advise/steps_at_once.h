@@ -52,16 +52,23 @@ class StepsAtOnce {
   // the end of the last step), a wait for every device's, then `local` micro-shards one after
   // another, each a forward and a whole backward (every kernel's gradient over its `rows` rows)
   // into the device's own gradient buffer, copied aside after it (untimed, as the reducer's
-  // part; a buffer per micro-shard). Per micro-shard, the devices' mean.
+  // part; a buffer per micro-shard). Per micro-shard, the devices' mean. Left out of the step:
+  // each device's tree sum of its copies and the reducer's sum over the replicas' gradients
+  // before the update, which updates one contiguous 1/n of the buffer, not 1/n of each bucket.
+  // 1 to 64 micro-shards.
   Seconds micro_shards(int64_t rows, int local);
 
   // What the last pass left, for checking it: layer `layer`'s input on `device` (rows, in),
   // the gradient of its output (rows, units), and the device's gradient buffer, each kernel
   // (in, units) at kernel_offset(layer); alone writes device 0's whole kernels, shared each
-  // device's rows [d * ceil(in / n), ...) of every kernel.
+  // device's rows [d * ceil(in / n), ...) of every kernel, micro_shards every device's whole
+  // kernels from its own rows (the last micro-shard's), and the copies aside of them.
   const float* input(size_t layer, int device) const;
   const float* output_gradient(size_t layer, int device) const;
   const float* gradients(int device) const { return g_[device].data(); }
+  const float* aside(int device, int micro_shard) const {
+    return aside_.at(device).at(micro_shard).data();
+  }
   int64_t kernel_offset(size_t layer) const { return offsets_[layer]; }
 
  private:

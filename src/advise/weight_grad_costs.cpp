@@ -76,14 +76,18 @@ std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t ro
 std::optional<double> micro_shards_over_alone(const DeviceProfile& d, int64_t rows, int n,
                                               int local) {
   const WeightGradShards* timed = timed_for(d, n);
-  if (timed == nullptr || timed->micro_shards != local || timed->at_once.empty() ||
-      !timed->at_once.front().best.has_micro()) {
+  if (timed == nullptr || timed->micro_shards != local || timed->at_once.empty()) {
     return std::nullopt;
   }
-  return log_interpolated(
+  const StepsAtOnceSeconds& first = timed->at_once.front();
+  if (!first.best.has_micro() || (first.has_medians() && !first.median.has_micro())) {
+    return std::nullopt;
+  }
+  const double ratio = log_interpolated(
       timed->at_once, static_cast<double>(rows),
       [](const StepsAtOnceSeconds& a) { return static_cast<double>(a.rows); },
       [](const StepsAtOnceSeconds& a) { return a.modelled_micro_over_alone(); });
+  return ratio > 0 ? std::optional<double>(ratio) : std::nullopt;
 }
 
 }  // namespace tandem::detail

@@ -17,8 +17,8 @@ namespace tandem::detail {
 namespace {
 
 // The steps at once at each of `rows` (distinct, ascending), and their micro-shards, `local`
-// per device: each row count's passes once untimed (their GEMMs' primitives created), then
-// `repeats` rounds over the rows; the best of the rounds and their median.
+// per device (0: none): each row count's passes once untimed (their GEMMs' primitives created),
+// then `repeats` rounds over the rows; the best of the rounds and their median.
 std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
                                                       const std::vector<int64_t>& rows, int local,
                                                       int repeats) {
@@ -27,12 +27,13 @@ std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
   for (const int64_t r : rows) {
     probe.alone(r);
     probe.shared(r);
-    probe.micro_shards(r, local);
+    if (local > 0) probe.micro_shards(r, local);
   }
   for (int round = 0; round < std::max(repeats, 1); ++round) {
     for (size_t i = 0; i < rows.size(); ++i) {
-      const StepsAtOnce::Seconds timed[] = {probe.alone(rows[i]), probe.shared(rows[i]),
-                                            probe.micro_shards(rows[i], local)};
+      const StepsAtOnce::Seconds timed[] = {
+          probe.alone(rows[i]), probe.shared(rows[i]),
+          local > 0 ? probe.micro_shards(rows[i], local) : StepsAtOnce::Seconds{}};
       for (size_t k = 0; k < 3; ++k) {
         rounds[i][2 * k].push_back(timed[k].forward);
         rounds[i][2 * k + 1].push_back(timed[k].backward);
@@ -151,7 +152,10 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
   // The steps at once, one device count at a time (each holds every device's buffers).
   for (WeightGradShards& s : out) {
     StepsAtOnce at_once(widths, most_rows, s.devices, threads);
-    s.micro_shards = std::max(StrategyOptions{}.deterministic_shards / s.devices, 1);
+    // Deterministic mode runs on a power of two of devices only (mirrored.cpp).
+    const bool deterministic = (s.devices & (s.devices - 1)) == 0;
+    s.micro_shards =
+        deterministic ? std::max(StrategyOptions{}.deterministic_shards / s.devices, 1) : 0;
     s.at_once = steps_at_once_seconds(at_once, distinct, s.micro_shards, repeats);
   }
   for (WeightGradShards& s : out) {

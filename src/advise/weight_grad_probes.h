@@ -24,7 +24,8 @@ namespace tandem::detail {
 // and backward GEMMs as device 0 alone runs a step and as the n devices at once run the
 // sharded reducer's over one shared parameter buffer, and as they run deterministic mode's
 // micro-shards over it (steps_at_once.h, as many per device as the default 4 over all devices
-// give; one device count after another, after the other timings' rounds). Best of `repeats` rounds,
+// give; for a power of two of devices only; one device count after another, after the other
+// timings' rounds). Best of `repeats` rounds,
 // interleaved over the rows (the steps at once also their median); seconds summed over the layers;
 // one entry per device count, ascending, each with the same whole GEMMs.
 std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t>& widths,

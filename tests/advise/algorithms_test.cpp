@@ -470,7 +470,7 @@ TEST(Algorithms, MicroShardsTakeWhatTheirTimingAtOnceSays) {
   const double shares = phases(untimed).at("compute");
   EXPECT_GT(shares, 2 * alone * 1.1);
   EXPECT_EQ(phases(timed(1e-3, 3e-3, 4)).at("compute"), shares);  // 4 micro-shards per device
-  HardwareProfile no_micro = timed(1e-3, 3e-3, 0);
+  HardwareProfile no_micro = timed(1e-3, 3e-3, 2);
   for (StepsAtOnceSeconds& a : no_micro.device.row_weight_grad_gemms[0].at_once) {
     a.best.forward_micro = a.best.backward_micro = 0;
   }
@@ -479,6 +479,26 @@ TEST(Algorithms, MicroShardsTakeWhatTheirTimingAtOnceSays) {
   const auto before = phases(untimed), after = phases(timed(1.2e-3, 2e-3, 2));
   for (const char* phase : {"allreduce", "optimizer", "overhead", "input"}) {
     EXPECT_EQ(before.at(phase), after.at(phase)) << phase;
+  }
+  // Best timed, medians recorded without them (a profile built in memory): not used.
+  HardwareProfile half = timed(1e-3, 3e-3, 2);
+  for (StepsAtOnceSeconds& a : half.device.row_weight_grad_gemms[0].at_once) {
+    a.median = {1e-3, 3e-3, 2e-3, 2e-3};
+  }
+  EXPECT_EQ(phases(half).at("compute"), shares);
+  // Each device with its own copy of the parameters (the all-reduce reducer, or shared
+  // parameters off): the timing over one shared buffer is not used.
+  for (const bool allreduce : {true, false}) {
+    Scenario own = s;
+    if (allreduce) {
+      own.reducer = ReducerKind::allreduce;
+    } else {
+      own.shared_parameters = false;
+    }
+    const auto own_compute = [&](const HardwareProfile& h) {
+      return simulate(h, own, Algorithm::deterministic_shards).phases.at("compute");
+    };
+    EXPECT_EQ(own_compute(timed(2e-3, 3e-3, 2)), own_compute(untimed)) << allreduce;
   }
   // On 2 ranks of 2 devices (1 micro-shard each), the timing in one process is not used.
   Scenario ranks = s;

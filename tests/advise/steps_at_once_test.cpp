@@ -68,8 +68,9 @@ TEST(StepsAtOnce, EachPassComputesTheGradientsItTimes) {
 }
 
 // Deterministic micro-shards: each device's whole kernel gradients from its own rows (the last
-// micro-shard's, in its gradient buffer), after each device's update of its shard of the
-// parameters; 1 to 64 micro-shards per device.
+// micro-shard's, in its gradient buffer; each device's rows differ from the other's), each
+// micro-shard's copied aside (the same: the parameters and rows do not change within a pass);
+// 1 to 64 micro-shards per device.
 TEST(StepsAtOnce, MicroShardsComputeEachDevicesWholeGradients) {
   StepsAtOnce probe(kWidths, 8, 2, 1);
   for (const int64_t rows : {8, 5}) {
@@ -83,6 +84,18 @@ TEST(StepsAtOnce, MicroShardsComputeEachDevicesWholeGradients) {
           EXPECT_GT(c.largest, 1e-6) << "layer " << l << ", device " << d;
           EXPECT_LE(c.error, 1e-4 * c.largest) << "micro-shards, layer " << l << ", device " << d
                                                << ", " << rows << " rows, " << local << " each";
+          // Another device's rows give other gradients: the check tells them apart.
+          const Check other = kernel_gradient(probe, l, d, {1 - d}, rows, 0, kWidths[l]);
+          EXPECT_GT(other.error, 1e-2 * other.largest) << "layer " << l << ", device " << d;
+        }
+      }
+      const int64_t params = probe.kernel_offset(kWidths.size() - 2) +
+                             kWidths[kWidths.size() - 2] * kWidths.back() + kWidths.back();
+      for (const int d : {0, 1}) {
+        for (int j = 0; j < local; ++j) {
+          EXPECT_TRUE(
+              std::equal(probe.gradients(d), probe.gradients(d) + params, probe.aside(d, j)))
+              << "device " << d << ", micro-shard " << j << " of " << local;
         }
       }
     }
