@@ -63,7 +63,8 @@ StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int d
       // Each device's rows its own (a check that reads another's then differs).
       fill_pattern(x_.back().data(), n, 1.0f, 7919 * d);
       dz_.emplace_back(l > 0 ? n : 0);
-      if (l > 0) fill_pattern(dz_.back().data(), n, 1e-3f, 7919 * d);  // the last: the loss's
+      // dz of the model's output (the last l) stands for the loss's gradient.
+      if (l > 0) fill_pattern(dz_.back().data(), n, 1e-3f, 7919 * d);
     }
   }
 }

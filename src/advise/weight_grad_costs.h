@@ -74,18 +74,17 @@ std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t ro
 
 // A device's micro-shard in deterministic mode over one device's step alone at its rows, all n
 // devices at once over one shared parameter buffer with `local` micro-shards each, where
-// calibrate timed them so (the `*_micro`
-// timings, steps_at_once.h: each device's micro-shards after its update of its shard of the
-// shared parameters, each a whole backward into its own gradient buffer, copied aside after
-// it), at rows near `rows` (in log rows); nullopt where it did not, or with another count of
-// micro-shards per device. Without it, the micro-shards are one device's steps slowed by the
-// devices' shares (devices_share): on the Zen 4 the memory share, where the seed's 51 MB outgrow
-// its 32 MiB L3, put the seed's deterministic step at 32 +19% to +23% over in all 3 runs of
-// held_out_fresh_zen4, whose micro-shards ran at about one device's speed alone: both devices
-// stream one weight buffer (docs/SCALING.md, "A fresh set on the Zen 4"). On the fresh Xeon
-// set held out from this (held_out_micro_xeon) the ratio was timed at 0.83-1.00 at 6 rows,
-// 0.99-1.12 at 12 and 0.89-1.06 at 24-1536 (0.92-1.05 interpolated to the micro-shards' 8, 32,
-// 128 and 512 rows), and no deterministic configuration missed in most runs, with it or with
+// calibrate timed them so (the `*_micro` timings, steps_at_once.h: each device's micro-shards
+// after its update of its shard of the shared parameters, each a whole backward into its own
+// gradient buffer, copied aside after it), at rows near `rows` (in log rows); nullopt where it
+// did not, or with another count of micro-shards per device. Without it, the micro-shards are one
+// device's steps slowed by the devices' shares (devices_share): on the Zen 4 the memory share,
+// where the seed's 51 MB outgrow its 32 MiB L3, put the seed's deterministic step at 32 +19% to
+// +23% over in all 3 runs of held_out_fresh_zen4, whose micro-shards ran at about one device's
+// speed alone: both devices stream one weight buffer (docs/SCALING.md, "A fresh set on the Zen 4").
+// On the fresh Xeon set held out from this (held_out_micro_xeon) the ratio was timed at 0.83-1.00
+// at 6 rows, 0.99-1.12 at 12 and 0.89-1.06 at 24-1536 (0.92-1.05 interpolated to the micro-shards'
+// 8, 32, 128 and 512 rows), and no deterministic configuration missed in most runs, with it or with
 // the shares.
 std::optional<double> micro_shards_over_alone(const DeviceProfile& d, int64_t rows, int n,
                                               int local);

@@ -427,8 +427,6 @@ constexpr int kHeldOutFreshXeonCpu = 1, kHeldOutFreshXeonCpuFastSteps = 100,
 constexpr int kHeldOutMicroXeonCpu = 2, kHeldOutMicroXeonCpuShares = 2,
               kHeldOutMicroXeonCpuSlowMicro = 18;
 
-// Each measured step's update (dense_rates[].points and ranks_points) times `factor`; 0
-// removes it (the model before: every model at the seed's update rate).
 // `edit` on each measured step of every model in profile `p` (dense_rates[].points and
 // ranks_points).
 void for_each_measured_step(json& p, const std::function<void(json&)>& edit) {
@@ -440,6 +438,8 @@ void for_each_measured_step(json& p, const std::function<void(json&)>& edit) {
   }
 }
 
+// Each measured step's update (dense_rates[].points and ranks_points) times `factor`; 0
+// removes it (the model before: every model at the seed's update rate).
 std::function<void(json&)> scale_updates(double factor) {
   return [factor](json& p) {
     for_each_measured_step(p, [factor](json& q) {
