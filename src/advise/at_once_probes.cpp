@@ -15,16 +15,6 @@
 #include "tandem/optimizers.h"
 
 namespace tandem::detail {
-namespace {
-
-// The mean over the devices (the step's phases are their mean).
-double mean(const std::vector<double>& v) {
-  double sum = 0;
-  for (const double x : v) sum += x;
-  return v.empty() ? 0 : sum / static_cast<double>(v.size());
-}
-
-}  // namespace
 
 std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
                                                 int threads, int repeats) {
@@ -81,13 +71,13 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
         group.barrier().wait();
         timed_update(d, params[d].data(), state[d].data(), 0, n);
       });
-      own.push_back(mean(each));
+      own.push_back(mean_of(each));
       group.run([&](int d) {
         prepare(d, shared.data(), value);
         group.barrier().wait();
         timed_update(d, shared.data(), shared_state.data(), n * d / devices, n * (d + 1) / devices);
       });
-      shard.push_back(mean(each));
+      shard.push_back(mean_of(each));
     }
     double read = 0;
     for (const double v : sinks) read += v;
@@ -142,8 +132,8 @@ std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& 
         copy_each[d] = seconds / shards;
         sinks[d] += sum + grads[d].data()[n - 1];
       });
-      copy.push_back(mean(copy_each));
-      tree.push_back(mean(tree_each));
+      copy.push_back(mean_of(copy_each));
+      tree.push_back(mean_of(tree_each));
     }
     double read = 0;
     for (const double v : sinks) read += v;
@@ -159,10 +149,13 @@ std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shard
                            ? shared_cache / (std::max(devices, 1) * (std::max(shards, 1) + 2))
                            : int64_t{4} << 20;
   // Whole 4 KiB pages, within [256 KiB, 256 MiB].
-  const int64_t largest = std::clamp(fits / 4096 * 4096, smallest, int64_t{256} << 20);
+  return doubling_sizes(smallest, std::clamp(fits / 4096 * 4096, smallest, int64_t{256} << 20));
+}
+
+std::vector<int64_t> doubling_sizes(int64_t smallest, int64_t largest) {
   std::vector<int64_t> sizes;
   for (int64_t b = smallest; b <= largest; b *= 2) sizes.push_back(b);
-  if (sizes.back() < largest) sizes.push_back(largest);
+  if (sizes.empty() || sizes.back() < largest) sizes.push_back(largest);
   return sizes;
 }
 

@@ -37,4 +37,8 @@ std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& 
 // never over 256 MiB. Ascending.
 std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shards);
 
+// smallest, doubled while it stays within largest, then largest itself where the doubling
+// missed it: a probe's sizes, ascending.
+std::vector<int64_t> doubling_sizes(int64_t smallest, int64_t largest);
+
 }  // namespace tandem::detail

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "advise/at_once_probes.h"
+#include "advise/host_exchange_probe.h"
 #include "parallel/strategy.h"
 
 namespace tandem::detail {
@@ -34,6 +35,12 @@ std::string bf16_words(const std::vector<Bf16LoopSeconds>& loops) {
 std::string contention_words(const std::vector<UpdateContention>& contention) {
   return table_words(contention, [](const UpdateContention& u) {
     return fmt::format("{} KiB {:.2f}/{:.2f}", u.bytes >> 10, u.own, u.shard);
+  });
+}
+
+std::string host_words(const std::vector<HostExchangeSeconds>& host) {
+  return table_words(host, [](const HostExchangeSeconds& e) {
+    return fmt::format("{} KiB {:.1f}/{:.1f}", e.bytes >> 10, e.copy * 1e6, e.sum * 1e6);
   });
 }
 
@@ -70,6 +77,10 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
     const std::vector<int64_t> sizes = exchange_sizes(p.shared_cache, devices, p.exchange_shards);
     p.exchange = deterministic_exchange(sizes, devices, p.exchange_shards, 15);
   }
+  // The host strategy's weight copy and gradient sum on every device at once, at parameter
+  // sizes up to the core's private cache (host_exchange_sizes).
+  p.private_cache = private_cache_bytes();
+  if (devices > 1) p.host = host_exchange(host_exchange_sizes(p.private_cache), devices, 15);
   log << fmt::format(
       "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
       "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us\n"
@@ -84,6 +95,10 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
   if (!p.exchange.empty()) {
     log << fmt::format("{} devices' deterministic exchange, us per copy/tree of {} copies: {}\n",
                        devices, p.exchange_shards, exchange_words(p.exchange));
+  }
+  if (!p.host.empty()) {
+    log << fmt::format("{} devices' host copies, us per weight copy/gradient sum: {}\n", devices,
+                       host_words(p.host));
   }
   return p;
 }
@@ -114,6 +129,13 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
     }
     device["deterministic_exchange_devices"] = devices;
     device["deterministic_exchange_shards"] = p.exchange_shards;
+  }
+  if (!p.host.empty()) {
+    json& host = device["host_exchange"] = json::array();
+    for (const HostExchangeSeconds& e : p.host) {
+      host.push_back({{"bytes", e.bytes}, {"copy", e.copy}, {"sum", e.sum}});
+    }
+    device["host_exchange_devices"] = devices;
   }
   sources["device.concurrent_memory_share"] = fmt::format(
       "Measured: b += a over {:.1f} MB on each of {} threads at once (the slowest thread), "
@@ -151,6 +173,16 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
         "gradients before copying them aside, {} times, then summing the copies in tree_sum; "
         "the devices' mean, medians of 15 rounds. Microseconds per copy/tree by gradient bytes: {}",
         devices, p.exchange_shards, exchange_words(p.exchange));
+  }
+  if (!p.host.empty()) {
+    sources["device.host_exchange"] = fmt::format(
+        "Measured: the host strategy's copies (host.cpp) on a DeviceGroup of {} one-thread "
+        "devices at once, each reading its weights and writing its gradients, then summing its "
+        "1/{} of the {} gradient buffers (tree_sum) and updating the host's weights there "
+        "(RMSprop), then, in the next run, copying the host's whole weights; the devices' mean, "
+        "medians of 15 rounds, at parameter sizes up to the core's private cache ({} bytes). "
+        "Microseconds per weight copy/gradient sum by parameter bytes: {}",
+        devices, devices, devices, p.private_cache, host_words(p.host));
   }
   if (p.shared_cache > 0) {
     sources["device.shared_cache_bytes"] = fmt::format(

@@ -1,8 +1,9 @@
 // What several CPU devices share or pay per step, measured by `tandem calibrate` without
-// training on them (probes.h, at_once_probes.h): memory streamed by every device's core at once,
-// GEMMs computed at once, the device threads' wake, join and barrier, the bf16 loops of MPI
-// gradient compression, the update on every device at once and deterministic mode's exchange; and
-// how the profile holds each figure, with its source.
+// training on them (probes.h, at_once_probes.h, host_exchange_probe.h): memory streamed by
+// every device's core at once, GEMMs computed at once, the device threads' wake, join and
+// barrier, the bf16 loops of MPI gradient compression, the update on every device at once,
+// deterministic mode's exchange and the host strategy's copies; and how the profile holds each
+// figure, with its source.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,8 @@ struct DeviceProbes {
   int64_t shared_cache = 0;                  // bytes; 0 where the system reports none
   std::vector<ExchangeSeconds> exchange;     // none for one device
   int exchange_shards = 1;                   // each device's share of the default micro-shards
+  int64_t private_cache = 0;                 // bytes; 0 where the system reports none
+  std::vector<HostExchangeSeconds> host;     // none for one device
 };
 
 // Measures the probes for `devices` devices of `threads` threads (the shares, the

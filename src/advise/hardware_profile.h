@@ -143,6 +143,16 @@ struct ExchangeSeconds {
   double copy = 0, tree = 0;
 };
 
+// The host strategy's copies (host.cpp) timed on several CPU devices at once for parameters
+// of `bytes` float32 bytes (calibrate's host_exchange): `copy`, a device's copy of the host's
+// whole weights right after every device's core updated its share of them, and `sum`, a
+// device's tree_sum of its 1/n of the devices' gradients right after their backward wrote
+// them; seconds, the devices' mean.
+struct HostExchangeSeconds {
+  int64_t bytes = 0;
+  double copy = 0, sum = 0;
+};
+
 // One convolution shape (per sample: batch 1) timed on one device by calibrate: oneDNN's
 // forward, backward-data and backward-weights primitives (CpuBackend's conv2d_*), seconds
 // per sample at `batch` samples.
@@ -230,6 +240,13 @@ struct DeviceProfile {
   // copies and tree take the rates of memory or of the warm probes).
   std::vector<ExchangeSeconds> deterministic_exchange;
   int deterministic_exchange_devices = 0, deterministic_exchange_shards = 0;
+  // The host strategy's weight copy and gradient sum on host_exchange_devices devices at once,
+  // at parameter sizes up to the core's private cache, ascending in bytes (profiles since
+  // 2026-12-06; empty: not measured). Kept as measured, unused: host_copies takes the rates of
+  // the warm probes or of memory, whose overstated copies cancel an understated rest of the
+  // small model's host step (docs/SCALING.md, "The host's copies timed at once").
+  std::vector<HostExchangeSeconds> host_exchange;
+  int host_exchange_devices = 0;
   // A CPU device: the threads it runs (what tandem train --devices 1 --threads-per-device N
   // runs); 0: not one (a GPU).
   int threads = 0;

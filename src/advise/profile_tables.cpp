@@ -140,4 +140,28 @@ void read_deterministic_exchange(const json& dj, const std::string& d, DevicePro
   }
 }
 
+void read_host_exchange(const json& dj, const std::string& d, DeviceProfile& device) {
+  if (!dj.contains("host_exchange")) return;
+  const std::string where = d + ": host_exchange";
+  if (!dj.at("host_exchange").is_array() || dj.at("host_exchange").empty()) {
+    throw ConfigError(where + " must be a non-empty array");
+  }
+  for (const json& c : dj.at("host_exchange")) {
+    HostExchangeSeconds e;
+    e.bytes = ascending_size(
+        c, "bytes", device.host_exchange.empty() ? 0 : device.host_exchange.back().bytes, where);
+    e.copy = positive_field(c, "copy", where);
+    e.sum = positive_field(c, "sum", where);
+    device.host_exchange.push_back(e);
+  }
+  if (!dj.contains("host_exchange_devices")) {
+    throw ConfigError(d + ": 'host_exchange' needs 'host_exchange_devices'");
+  }
+  device.host_exchange_devices = count_field(dj, "host_exchange_devices", d, 1);
+  if (device.host_exchange_devices < 2) {
+    throw ConfigError(d + ": 'host_exchange_devices' must be 2 or more, got " +
+                      std::to_string(device.host_exchange_devices));
+  }
+}
+
 }  // namespace tandem::detail

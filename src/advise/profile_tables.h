@@ -33,4 +33,8 @@ void read_update_contention(const nlohmann::json& dj, const std::string& where,
 void read_deterministic_exchange(const nlohmann::json& dj, const std::string& where,
                                  DeviceProfile& device);
 
+// device.host_exchange and its devices, where `dj` has them: ascending in bytes, 2 or more
+// devices.
+void read_host_exchange(const nlohmann::json& dj, const std::string& where, DeviceProfile& device);
+
 }  // namespace tandem::detail

@@ -27,6 +27,12 @@ double median_of(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+double mean_of(const std::vector<double>& v) {
+  double sum = 0;
+  for (const double x : v) sum += x;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
 StepRun::StepRun(Model model, int64_t rows, const StrategyOptions& options,
                  const std::string& optimizer)
     : rows_(rows), model_(std::move(model)) {

@@ -21,6 +21,8 @@ namespace tandem::detail {
 Model dense_stack(const std::vector<int64_t>& widths);
 
 double median_of(std::vector<double> values);
+// The mean over devices timed at once (a step's phases are their mean); 0 for none.
+double mean_of(const std::vector<double>& values);
 
 class StepRun {
  public:

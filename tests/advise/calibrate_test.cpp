@@ -14,6 +14,7 @@
 #include "advise/calibrate_dense.h"
 #include "advise/cost_model.h"
 #include "advise/hardware_profile.h"
+#include "advise/host_exchange_probe.h"
 #include "advise/probes.h"
 #include "advise/step_run.h"
 #include "advise/weight_grad_probes.h"
@@ -102,6 +103,43 @@ TEST(Calibrate, TheDeterministicExchangeIsMeasuredAtEachSize) {
   }
   test::expect_error<Error>([] { deterministic_exchange({4096}, 1, 2, 1); }, {"2 or more devices"});
   test::expect_error<Error>([] { deterministic_exchange({4096}, 2, 0, 1); }, {"1 or more shards"});
+}
+
+// The host strategy's copies on several devices at once: one entry per size asked, ascending,
+// in whole floats (at least 16 per device), the copy's and the sum's seconds positive and
+// finite; fewer than 2 devices are refused.
+TEST(Calibrate, TheHostsCopiesAreMeasuredAtEachSize) {
+  const auto host = host_exchange({4096, 65539, 1 << 20}, 2, 3);
+  ASSERT_EQ(host.size(), 3u);
+  EXPECT_EQ(host[0].bytes, 4096);
+  EXPECT_EQ(host[1].bytes, 65536);
+  EXPECT_EQ(host[2].bytes, 1 << 20);
+  for (const auto& e : host) {
+    for (const double seconds : {e.copy, e.sum}) {
+      EXPECT_GT(seconds, 0);
+      EXPECT_TRUE(std::isfinite(seconds));
+    }
+  }
+  EXPECT_EQ(host_exchange({8}, 3, 1).at(0).bytes, 4 * 16 * 3);
+  test::expect_error<Error>([] { host_exchange({4096}, 1, 1); }, {"2 or more devices"});
+}
+
+// The host's copies are timed from 64 KiB up to the core's private cache, that size included
+// (whole pages); up to 1 MiB where the cache is unknown, never over 16 MiB.
+TEST(Calibrate, TheHostsCopiesAreTimedUpToTheCoresCache) {
+  const int64_t KiB = 1024, MiB = KiB * KiB;
+  const std::vector<int64_t> to_2mib = {64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, MiB, 2 * MiB};
+  EXPECT_EQ(host_exchange_sizes(2 * MiB), to_2mib);
+  EXPECT_EQ(host_exchange_sizes(0), std::vector<int64_t>(to_2mib.begin(), to_2mib.end() - 1));
+  // Zen 4's 1 MiB; a 1.25 MiB L2 (some Intel cores) after the powers of two; not a whole page.
+  EXPECT_EQ(host_exchange_sizes(MiB).back(), MiB);
+  std::vector<int64_t> odd(to_2mib.begin(), to_2mib.end() - 1);
+  odd.push_back(MiB + 256 * KiB);
+  EXPECT_EQ(host_exchange_sizes(MiB + 256 * KiB), odd);
+  EXPECT_EQ(host_exchange_sizes(MiB + 4096 + 100).back(), MiB + 4096);
+  // A cache under 64 KiB still times 64 KiB; a huge one stops at 16 MiB.
+  EXPECT_EQ(host_exchange_sizes(32 * KiB), std::vector<int64_t>{64 * KiB});
+  EXPECT_EQ(host_exchange_sizes(int64_t{1} << 30).back(), 16 * MiB);
 }
 
 // The exchange is timed from 256 KiB up to the largest gradients whose buffers on every device

@@ -292,6 +292,44 @@ TEST(HardwareProfileFile, TheDeterministicExchangeIsReadAndChecked) {
                       });
 }
 
+// The host strategy's copies timed at once: read back ascending with their devices; an older
+// profile has none; malformed ones refused naming the file and the field.
+TEST(HardwareProfileFile, TheHostsCopiesAreReadAndChecked) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["device"]["host_exchange"] = {{{"bytes", 65536}, {"copy", 4e-6}, {"sum", 3e-6}},
+                                  {{"bytes", 2097152}, {"copy", 1.5e-4}, {"sum", 1e-4}}};
+  j["device"]["host_exchange_devices"] = 2;
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  ASSERT_EQ(hw.device.host_exchange.size(), 2u);
+  EXPECT_EQ(hw.device.host_exchange_devices, 2);
+  EXPECT_EQ(hw.device.host_exchange[0].bytes, 65536);
+  EXPECT_DOUBLE_EQ(hw.device.host_exchange[0].copy, 4e-6);
+  EXPECT_DOUBLE_EQ(hw.device.host_exchange[0].sum, 3e-6);
+  EXPECT_EQ(hw.device.host_exchange[1].bytes, 2097152);
+  EXPECT_DOUBLE_EQ(hw.device.host_exchange[1].copy, 1.5e-4);
+  EXPECT_DOUBLE_EQ(hw.device.host_exchange[1].sum, 1e-4);
+  const HardwareProfile shipped =
+      load_hardware_profile(write_profile(dir, shipped_profile("this-machine-cpu")));
+  EXPECT_TRUE(shipped.device.host_exchange.empty());
+  EXPECT_EQ(shipped.device.host_exchange_devices, 0);
+  expect_each_refused(dir, j, "/device/host_exchange", "host_exchange",
+                      {
+                          {[](json& c) { c = json::array(); }, "must be a non-empty array"},
+                          {[](json& c) { c = json::object(); }, "must be a non-empty array"},
+                          {[](json& c) { c[1]["bytes"] = 65536; }, "must ascend in 'bytes'"},
+                          {[](json& c) { c[0]["copy"] = 0; }, "'copy' must be > 0"},
+                          {[](json& c) { c[1].erase("sum"); }, "missing number 'sum'"},
+                      });
+  expect_each_refused(
+      dir, j, "/device", "host_exchange",
+      {
+          {[](json& d) { d.erase("host_exchange_devices"); }, "needs 'host_exchange_devices'"},
+          {[](json& d) { d["host_exchange_devices"] = 1; }, "2 or more"},
+          {[](json& d) { d["host_exchange_devices"] = 1.5; }, "whole number"},
+      });
+}
+
 // A dense model's measured steps (dense_rates[].points), with or without their update's
 // seconds: read back ascending; malformed ones refused naming the file and the field; an
 // entry without them keeps its line.

@@ -17,6 +17,7 @@
 
 #include "advise/at_once_probes.h"
 #include "advise/hardware_profile.h"
+#include "advise/host_exchange_probe.h"
 #include "advise/probes.h"
 #include "skip.h"
 #include "tandem/tandem.h"
@@ -463,6 +464,18 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     EXPECT_GT(exchange[i].at("copy").get<double>(), 0);
     EXPECT_GT(exchange[i].at("tree").get<double>(), 0);
   }
+  // The host strategy's copies on the 2 devices at once, from 64 KiB up to this machine's
+  // private cache.
+  EXPECT_EQ(j.at("device").at("host_exchange_devices"), 2);
+  const auto& host = j.at("device").at("host_exchange");
+  const std::vector<int64_t> host_sizes =
+      tandem::detail::host_exchange_sizes(tandem::detail::private_cache_bytes());
+  ASSERT_EQ(host.size(), host_sizes.size());
+  for (size_t i = 0; i < host.size(); ++i) {
+    EXPECT_EQ(host[i].at("bytes").get<int64_t>(), host_sizes[i]);
+    EXPECT_GT(host[i].at("copy").get<double>(), 0);
+    EXPECT_GT(host[i].at("sum").get<double>(), 0);
+  }
   // The shared cache's size exactly where the system gives one, with where it came from.
   const int64_t shared_cache = tandem::detail::shared_cache_bytes();
   ASSERT_EQ(j.at("device").contains("shared_cache_bytes"), shared_cache > 0);
@@ -547,7 +560,7 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
         "device.conv_flops, device.conv_step_scale", "device.pool_scale", "host.memory_bandwidth",
         "host_device", "device_device", "device.concurrent_memory_share",
         "device.fork_join, device.barrier", "device.bf16_loops", "device.update_contention",
-        "device.deterministic_exchange", "device.dense_rates 784-256-10",
+        "device.deterministic_exchange", "device.host_exchange", "device.dense_rates 784-256-10",
         "device.cold_copy_bandwidth, device.cold_sum_bandwidth",
         "device.dense_rates 784-512-128-10", "device.dense_rates 784-512-128-10 weight_grad_gemms",
         "device.dense_rates 784-256-10 weight_grad_gemms"}) {

@@ -1,0 +1,30 @@
+// The host strategy's copies (host.cpp) timed on several CPU devices at once, for `tandem
+// calibrate`: the weights every device copies from the host's buffer, which the update on
+// every device's core has just written, and the sum of the devices' gradient buffers, which
+// each device's backward has just written, into the host's.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "advise/hardware_profile.h"
+
+namespace tandem::detail {
+
+// host.cpp's exchange on a DeviceGroup of `devices` (2 or more) one-thread devices at once,
+// for parameters of each of `bytes` (ascending), as a step runs it: every device reads its
+// copy of the weights and writes its gradients (backward), then sums its 1/n of the n
+// gradient buffers into the host's (tree_sum over aligned_share, timed: `sum`) and updates
+// the host's weights there (RMSprop's kernel); then, in the next DeviceGroup::run as the next
+// step, every device copies the host's whole weights into its own (timed: `copy`). Seconds,
+// the devices' mean, medians of `repeats` rounds.
+std::vector<HostExchangeSeconds> host_exchange(const std::vector<int64_t>& bytes, int devices,
+                                               int repeats);
+
+// The parameter sizes calibrate times host_exchange at: powers of two from 64 KiB up to the
+// core's private cache (`private_cache` bytes, whole 4 KiB pages), and that size itself; up to
+// 1 MiB where the cache is unknown (0), never over 16 MiB. Ascending. A larger model's copies
+// stream from memory (the cold rates).
+std::vector<int64_t> host_exchange_sizes(int64_t private_cache);
+
+}  // namespace tandem::detail
