@@ -153,9 +153,13 @@ std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shard
 }
 
 std::vector<int64_t> doubling_sizes(int64_t smallest, int64_t largest) {
+  if (smallest <= 0 || smallest > largest || largest > (int64_t{1} << 60)) {
+    throw Error("doubling_sizes: needs 0 < smallest <= largest <= 2^60, got " +
+                std::to_string(smallest) + " and " + std::to_string(largest));
+  }
   std::vector<int64_t> sizes;
   for (int64_t b = smallest; b <= largest; b *= 2) sizes.push_back(b);
-  if (sizes.empty() || sizes.back() < largest) sizes.push_back(largest);
+  if (sizes.back() < largest) sizes.push_back(largest);
   return sizes;
 }
 

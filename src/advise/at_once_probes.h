@@ -38,7 +38,7 @@ std::vector<ExchangeSeconds> deterministic_exchange(const std::vector<int64_t>& 
 std::vector<int64_t> exchange_sizes(int64_t shared_cache, int devices, int shards);
 
 // smallest, doubled while it stays within largest, then largest itself where the doubling
-// missed it: a probe's sizes, ascending.
+// missed it: a probe's sizes, ascending. Throws unless 0 < smallest <= largest <= 2^60.
 std::vector<int64_t> doubling_sizes(int64_t smallest, int64_t largest);
 
 }  // namespace tandem::detail

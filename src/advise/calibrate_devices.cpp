@@ -80,7 +80,9 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
   // The host strategy's weight copy and gradient sum on every device at once, at parameter
   // sizes up to the core's private cache (host_exchange_sizes).
   p.private_cache = private_cache_bytes();
-  if (devices > 1) p.host = host_exchange(host_exchange_sizes(p.private_cache), devices, 15);
+  if (devices > 1) {
+    p.host = host_exchange(host_exchange_sizes(p.private_cache), devices, threads, 15);
+  }
   log << fmt::format(
       "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
       "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us\n"
@@ -176,13 +178,16 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
   }
   if (!p.host.empty()) {
     sources["device.host_exchange"] = fmt::format(
-        "Measured: the host strategy's copies (host.cpp) on a DeviceGroup of {} one-thread "
-        "devices at once, each reading its weights and writing its gradients, then summing its "
+        "Measured: the host strategy's copies (host.cpp) on a DeviceGroup of {} devices of {} "
+        "thread{} at once, each reading its weights and writing its gradients, then summing its "
         "1/{} of the {} gradient buffers (tree_sum) and updating the host's weights there "
         "(RMSprop), then, in the next run, copying the host's whole weights; the devices' mean, "
-        "medians of 15 rounds, at parameter sizes up to the core's private cache ({} bytes). "
-        "Microseconds per weight copy/gradient sum by parameter bytes: {}",
-        devices, devices, devices, p.private_cache, host_words(p.host));
+        "medians of 15 rounds, at parameter sizes up to the core's private cache ({}). Not used "
+        "by the model yet. Microseconds per weight copy/gradient sum by parameter bytes: {}",
+        devices, p.threads, p.threads == 1 ? "" : "s", devices, devices,
+        p.private_cache > 0 ? fmt::format("{} bytes", p.private_cache)
+                            : std::string("unknown: up to 1 MiB"),
+        host_words(p.host));
   }
   if (p.shared_cache > 0) {
     sources["device.shared_cache_bytes"] = fmt::format(

@@ -32,7 +32,8 @@ struct DeviceProbes {
 };
 
 // Measures the probes for `devices` devices of `threads` threads (the shares, the
-// synchronisation, the update and the exchange only for 2 or more), a line of each to `log`.
+// synchronisation, the update, the exchange and the host's copies only for 2 or more), a line
+// of each to `log`.
 DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::ostream& log);
 
 // Writes the probes' figures into profile["device"] and their sources into `sources`.

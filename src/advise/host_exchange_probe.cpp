@@ -19,12 +19,12 @@
 namespace tandem::detail {
 
 std::vector<HostExchangeSeconds> host_exchange(const std::vector<int64_t>& bytes, int devices,
-                                               int repeats) {
+                                               int threads, int repeats) {
   if (devices < 2) {
     throw Error("host_exchange: 2 or more devices, got " + std::to_string(devices));
   }
   const std::unique_ptr<OptimizerKernel> kernel = make_optimizer_kernel(RMSprop());
-  DeviceGroup group(plan_devices(devices, 1));
+  DeviceGroup group(plan_devices(devices, threads));
   std::vector<HostExchangeSeconds> out;
   for (const int64_t size : bytes) {
     const int64_t n = std::max<int64_t>(size / 4, int64_t{16} * devices);
@@ -32,7 +32,6 @@ std::vector<HostExchangeSeconds> host_exchange(const std::vector<int64_t>& bytes
     // and gradients.
     AlignedBuffer weights(n), summed(n), state(n);
     std::fill(weights.data(), weights.data() + n, 0.5f);
-    std::fill(state.data(), state.data() + n, 0.f);
     std::vector<AlignedBuffer> own, grads;
     std::vector<float*> sources;
     for (int d = 0; d < devices; ++d) {
@@ -58,7 +57,8 @@ std::vector<HostExchangeSeconds> host_exchange(const std::vector<int64_t>& bytes
         const auto start = Clock::now();
         tree_sum(sources, summed.data(), begin, end);
         sum_each[d] = seconds_since(start);
-        kernel->update(weights.data(), summed.data(), slots, begin, end, iteration, 1e-3, 1, 0);
+        kernel->update(weights.data(), summed.data(), slots, begin, end, iteration, 1e-3, threads,
+                       0);
       });
       group.run([&](int d) {
         const auto start = Clock::now();
@@ -68,10 +68,17 @@ std::vector<HostExchangeSeconds> host_exchange(const std::vector<int64_t>& bytes
       sum.push_back(mean_of(sum_each));
       copy.push_back(mean_of(copy_each));
     }
+    // Every device holds the host's updated weights: the updates and the copies ran.
     double read = 0;
     for (const double v : sinks) read += v;
-    if (!std::isfinite(read) || !std::isfinite(own[devices - 1].data()[n - 1])) {
-      throw Error("host_exchange: the weights read back non-finite");
+    bool copied = weights.data()[0] != 0.5f && weights.data()[n - 1] != 0.5f;
+    for (int d = 0; d < devices; ++d) {
+      for (const int64_t i : {int64_t{0}, n / 2, n - 1}) {
+        copied = copied && own[d].data()[i] == weights.data()[i];
+      }
+    }
+    if (!std::isfinite(read) || !copied) {
+      throw Error("host_exchange: the devices' weights are not the host's updated weights");
     }
     out.push_back({4 * n, median_of(copy), median_of(sum)});
   }

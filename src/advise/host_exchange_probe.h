@@ -11,15 +11,17 @@
 
 namespace tandem::detail {
 
-// host.cpp's exchange on a DeviceGroup of `devices` (2 or more) one-thread devices at once,
+// host.cpp's exchange on a DeviceGroup of `devices` (2 or more) devices of `threads` threads
+// at once,
 // for parameters of each of `bytes` (ascending), as a step runs it: every device reads its
 // copy of the weights and writes its gradients (backward), then sums its 1/n of the n
 // gradient buffers into the host's (tree_sum over aligned_share, timed: `sum`) and updates
 // the host's weights there (RMSprop's kernel); then, in the next DeviceGroup::run as the next
 // step, every device copies the host's whole weights into its own (timed: `copy`). Seconds,
-// the devices' mean, medians of `repeats` rounds.
+// the devices' mean, medians of `repeats` rounds. Throws if a device's weights are not the
+// host's updated weights afterwards.
 std::vector<HostExchangeSeconds> host_exchange(const std::vector<int64_t>& bytes, int devices,
-                                               int repeats);
+                                               int threads, int repeats);
 
 // The parameter sizes calibrate times host_exchange at: powers of two from 64 KiB up to the
 // core's private cache (`private_cache` bytes, whole 4 KiB pages), and that size itself; up to

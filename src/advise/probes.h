@@ -3,8 +3,9 @@
 // `tandem calibrate`. Each is the best of `repeats` passes (the machine's capability, not
 // its noise) over a buffer of `bytes`, which should be well above the last-level cache.
 // Also the bf16 loops and the convolution shapes alone. The update and the deterministic
-// exchange on every device at once are at_once_probes.h's; a dense model's weight-gradient
-// GEMMs and steps at once weight_grad_probes.h's.
+// exchange on every device at once are at_once_probes.h's; the host strategy's copies
+// host_exchange_probe.h's; a dense model's weight-gradient GEMMs and steps at once
+// weight_grad_probes.h's.
 #pragma once
 
 #include <cstdint>

@@ -141,7 +141,14 @@ void read_deterministic_exchange(const json& dj, const std::string& d, DevicePro
 }
 
 void read_host_exchange(const json& dj, const std::string& d, DeviceProfile& device) {
-  if (!dj.contains("host_exchange")) return;
+  if (!dj.contains("host_exchange")) {
+    if (dj.contains("host_exchange_devices")) {
+      throw ConfigError(d +
+                        ": 'host_exchange_devices' without 'host_exchange' (the devices it "
+                        "timed the host's copies on)");
+    }
+    return;
+  }
   const std::string where = d + ": host_exchange";
   if (!dj.at("host_exchange").is_array() || dj.at("host_exchange").empty()) {
     throw ConfigError(where + " must be a non-empty array");
@@ -155,7 +162,9 @@ void read_host_exchange(const json& dj, const std::string& d, DeviceProfile& dev
     device.host_exchange.push_back(e);
   }
   if (!dj.contains("host_exchange_devices")) {
-    throw ConfigError(d + ": 'host_exchange' needs 'host_exchange_devices'");
+    throw ConfigError(d +
+                      ": 'host_exchange' needs 'host_exchange_devices' (the devices copying at "
+                      "once)");
   }
   device.host_exchange_devices = count_field(dj, "host_exchange_devices", d, 1);
   if (device.host_exchange_devices < 2) {

@@ -109,7 +109,7 @@ TEST(Calibrate, TheDeterministicExchangeIsMeasuredAtEachSize) {
 // in whole floats (at least 16 per device), the copy's and the sum's seconds positive and
 // finite; fewer than 2 devices are refused.
 TEST(Calibrate, TheHostsCopiesAreMeasuredAtEachSize) {
-  const auto host = host_exchange({4096, 65539, 1 << 20}, 2, 3);
+  const auto host = host_exchange({4096, 65539, 1 << 20}, 2, 1, 3);
   ASSERT_EQ(host.size(), 3u);
   EXPECT_EQ(host[0].bytes, 4096);
   EXPECT_EQ(host[1].bytes, 65536);
@@ -120,8 +120,8 @@ TEST(Calibrate, TheHostsCopiesAreMeasuredAtEachSize) {
       EXPECT_TRUE(std::isfinite(seconds));
     }
   }
-  EXPECT_EQ(host_exchange({8}, 3, 1).at(0).bytes, 4 * 16 * 3);
-  test::expect_error<Error>([] { host_exchange({4096}, 1, 1); }, {"2 or more devices"});
+  EXPECT_EQ(host_exchange({8}, 3, 1, 1).at(0).bytes, 4 * 16 * 3);
+  test::expect_error<Error>([] { host_exchange({4096}, 1, 1, 1); }, {"2 or more devices"});
 }
 
 // The host's copies are timed from 64 KiB up to the core's private cache, that size included
@@ -140,6 +140,19 @@ TEST(Calibrate, TheHostsCopiesAreTimedUpToTheCoresCache) {
   // A cache under 64 KiB still times 64 KiB; a huge one stops at 16 MiB.
   EXPECT_EQ(host_exchange_sizes(32 * KiB), std::vector<int64_t>{64 * KiB});
   EXPECT_EQ(host_exchange_sizes(int64_t{1} << 30).back(), 16 * MiB);
+}
+
+// A probe's sizes: the doublings of the smallest within the largest, then the largest where
+// they miss it; one size where the two are equal; refused out of order, at 0 or beyond 2^60.
+TEST(Calibrate, DoublingSizesEndAtTheLargest) {
+  EXPECT_EQ(doubling_sizes(4, 16), (std::vector<int64_t>{4, 8, 16}));
+  EXPECT_EQ(doubling_sizes(4, 20), (std::vector<int64_t>{4, 8, 16, 20}));
+  EXPECT_EQ(doubling_sizes(5, 5), (std::vector<int64_t>{5}));
+  for (const auto& [smallest, largest] :
+       {std::pair<int64_t, int64_t>{8, 4}, {0, 4}, {-4, 4}, {4, (int64_t{1} << 60) + 1}}) {
+    test::expect_error<Error>([&] { doubling_sizes(smallest, largest); },
+                              {"0 < smallest <= largest"});
+  }
 }
 
 // The exchange is timed from 256 KiB up to the largest gradients whose buffers on every device

@@ -318,6 +318,8 @@ TEST(HardwareProfileFile, TheHostsCopiesAreReadAndChecked) {
                           {[](json& c) { c = json::array(); }, "must be a non-empty array"},
                           {[](json& c) { c = json::object(); }, "must be a non-empty array"},
                           {[](json& c) { c[1]["bytes"] = 65536; }, "must ascend in 'bytes'"},
+                          {[](json& c) { c[0]["bytes"] = 65536.5; }, "a whole number >= 1"},
+                          {[](json& c) { c[0] = 3; }, "a whole number >= 1"},
                           {[](json& c) { c[0]["copy"] = 0; }, "'copy' must be > 0"},
                           {[](json& c) { c[1].erase("sum"); }, "missing number 'sum'"},
                       });
@@ -325,6 +327,8 @@ TEST(HardwareProfileFile, TheHostsCopiesAreReadAndChecked) {
       dir, j, "/device", "host_exchange",
       {
           {[](json& d) { d.erase("host_exchange_devices"); }, "needs 'host_exchange_devices'"},
+          {[](json& d) { d.erase("host_exchange"); },
+           "'host_exchange_devices' without 'host_exchange'"},
           {[](json& d) { d["host_exchange_devices"] = 1; }, "2 or more"},
           {[](json& d) { d["host_exchange_devices"] = 1.5; }, "whole number"},
       });
