@@ -12,10 +12,9 @@
 namespace tandem::detail {
 
 // host.cpp's exchange on a DeviceGroup of `devices` (2 or more) devices of `threads` threads
-// at once,
-// for parameters of each of `bytes` (ascending), as a step runs it: every device reads its
-// copy of the weights and writes its gradients (backward), then sums its 1/n of the n
-// gradient buffers into the host's (tree_sum over aligned_share, timed: `sum`) and updates
+// at once, for parameters of each of `bytes` (ascending), as a step runs it: every device
+// reads its copy of the weights and writes its gradients (backward), then sums its 1/n of the
+// n gradient buffers into the host's (tree_sum over aligned_share, timed: `sum`) and updates
 // the host's weights there (RMSprop's kernel); then, in the next DeviceGroup::run as the next
 // step, every device copies the host's whole weights into its own (timed: `copy`). Seconds,
 // the devices' mean, medians of `repeats` rounds. Throws if a device's weights are not the

@@ -1,6 +1,8 @@
 #include "advise/profile_tables.h"
 
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "advise/profile_fields.h"
 #include "tandem/error.h"
@@ -34,6 +36,33 @@ ConvShapeSeconds conv_shape_from_json(const json& c, const std::string& where) {
   m.backward_data = positive_field(c, "backward_data", where);
   m.backward_weights = positive_field(c, "backward_weights", where);
   return m;
+}
+
+// The measured table `key` of the device section `dj` (named `d`): a non-empty array whose
+// entries ascend in 'bytes'; `fields` reads the rest of each entry.
+template <typename T, typename Fields>
+std::vector<T> size_table(const json& dj, const std::string& d, const char* key, Fields fields) {
+  const std::string where = d + ": " + key;
+  if (!dj.at(key).is_array() || dj.at(key).empty()) {
+    throw ConfigError(where + " must be a non-empty array");
+  }
+  std::vector<T> table;
+  for (const json& c : dj.at(key)) {
+    T entry;
+    entry.bytes = ascending_size(c, "bytes", table.empty() ? 0 : table.back().bytes, where);
+    fields(c, where, entry);
+    table.push_back(entry);
+  }
+  return table;
+}
+
+// The devices a measured table ran on at once (`key` of `dj`): a whole number, 2 or more.
+int devices_at_once(const json& dj, const std::string& d, const char* key) {
+  const int devices = count_field(dj, key, d, 1);
+  if (devices < 2) {
+    throw ConfigError(d + ": '" + key + "' must be 2 or more, got " + std::to_string(devices));
+  }
+  return devices;
 }
 
 }  // namespace
@@ -86,58 +115,34 @@ std::vector<Bf16LoopSeconds> bf16_loops(const json& j, const std::string& where)
 
 void read_update_contention(const json& dj, const std::string& d, DeviceProfile& device) {
   if (!dj.contains("update_contention")) return;
-  const std::string where = d + ": update_contention";
-  if (!dj.at("update_contention").is_array() || dj.at("update_contention").empty()) {
-    throw ConfigError(where + " must be a non-empty array");
-  }
-  for (const json& c : dj.at("update_contention")) {
-    UpdateContention u;
-    u.bytes = ascending_size(
-        c, "bytes", device.update_contention.empty() ? 0 : device.update_contention.back().bytes,
-        where);
-    u.own = positive_field(c, "own", where);
-    u.shard = positive_field(c, "shard", where);
-    device.update_contention.push_back(u);
-  }
+  device.update_contention = size_table<UpdateContention>(
+      dj, d, "update_contention", [](const json& c, const std::string& where, UpdateContention& u) {
+        u.own = positive_field(c, "own", where);
+        u.shard = positive_field(c, "shard", where);
+      });
   if (!dj.contains("update_contention_devices")) {
     throw ConfigError(d +
                       ": 'update_contention' needs 'update_contention_devices' (the "
                       "devices updating at once)");
   }
-  device.update_contention_devices = count_field(dj, "update_contention_devices", d, 1);
-  if (device.update_contention_devices < 2) {
-    throw ConfigError(d + ": 'update_contention_devices' must be 2 or more, got " +
-                      std::to_string(device.update_contention_devices));
-  }
+  device.update_contention_devices = devices_at_once(dj, d, "update_contention_devices");
 }
 
 void read_deterministic_exchange(const json& dj, const std::string& d, DeviceProfile& device) {
   if (!dj.contains("deterministic_exchange")) return;
-  const std::string where = d + ": deterministic_exchange";
-  if (!dj.at("deterministic_exchange").is_array() || dj.at("deterministic_exchange").empty()) {
-    throw ConfigError(where + " must be a non-empty array");
-  }
-  for (const json& c : dj.at("deterministic_exchange")) {
-    ExchangeSeconds e;
-    e.bytes = ascending_size(
-        c, "bytes",
-        device.deterministic_exchange.empty() ? 0 : device.deterministic_exchange.back().bytes,
-        where);
-    e.copy = positive_field(c, "copy", where);
-    e.tree = positive_field(c, "tree", where);
-    device.deterministic_exchange.push_back(e);
-  }
+  device.deterministic_exchange =
+      size_table<ExchangeSeconds>(dj, d, "deterministic_exchange",
+                                  [](const json& c, const std::string& where, ExchangeSeconds& e) {
+                                    e.copy = positive_field(c, "copy", where);
+                                    e.tree = positive_field(c, "tree", where);
+                                  });
   for (const char* key : {"deterministic_exchange_devices", "deterministic_exchange_shards"}) {
     if (!dj.contains(key)) {
       throw ConfigError(d + ": 'deterministic_exchange' needs '" + key + "'");
     }
   }
-  device.deterministic_exchange_devices = count_field(dj, "deterministic_exchange_devices", d, 1);
+  device.deterministic_exchange_devices = devices_at_once(dj, d, "deterministic_exchange_devices");
   device.deterministic_exchange_shards = count_field(dj, "deterministic_exchange_shards", d, 1);
-  if (device.deterministic_exchange_devices < 2) {
-    throw ConfigError(d + ": 'deterministic_exchange_devices' must be 2 or more, got " +
-                      std::to_string(device.deterministic_exchange_devices));
-  }
 }
 
 void read_host_exchange(const json& dj, const std::string& d, DeviceProfile& device) {
@@ -149,28 +154,17 @@ void read_host_exchange(const json& dj, const std::string& d, DeviceProfile& dev
     }
     return;
   }
-  const std::string where = d + ": host_exchange";
-  if (!dj.at("host_exchange").is_array() || dj.at("host_exchange").empty()) {
-    throw ConfigError(where + " must be a non-empty array");
-  }
-  for (const json& c : dj.at("host_exchange")) {
-    HostExchangeSeconds e;
-    e.bytes = ascending_size(
-        c, "bytes", device.host_exchange.empty() ? 0 : device.host_exchange.back().bytes, where);
-    e.copy = positive_field(c, "copy", where);
-    e.sum = positive_field(c, "sum", where);
-    device.host_exchange.push_back(e);
-  }
+  device.host_exchange = size_table<HostExchangeSeconds>(
+      dj, d, "host_exchange", [](const json& c, const std::string& where, HostExchangeSeconds& e) {
+        e.copy = positive_field(c, "copy", where);
+        e.sum = positive_field(c, "sum", where);
+      });
   if (!dj.contains("host_exchange_devices")) {
     throw ConfigError(d +
                       ": 'host_exchange' needs 'host_exchange_devices' (the devices copying at "
                       "once)");
   }
-  device.host_exchange_devices = count_field(dj, "host_exchange_devices", d, 1);
-  if (device.host_exchange_devices < 2) {
-    throw ConfigError(d + ": 'host_exchange_devices' must be 2 or more, got " +
-                      std::to_string(device.host_exchange_devices));
-  }
+  device.host_exchange_devices = devices_at_once(dj, d, "host_exchange_devices");
 }
 
 }  // namespace tandem::detail
