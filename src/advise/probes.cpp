@@ -179,10 +179,11 @@ DeviceSync device_sync(int devices, int repeats) {
   constexpr int kWorkRounds = kRounds / 4, kBarrierRounds = kRounds / 10;
   DeviceGroup group(plan_devices(devices, 1));
   std::vector<double> fork_join, per_barrier;
-  // Tasks that outlast the spin: a round of empty tasks ends while its caller still spins,
-  // which a step's forward and backward do not (docs/PERFORMANCE.md, "Devices that spin for
-  // their next task").
+  // Tasks that outlast the devices' spin and end within the caller's, as a small model's
+  // rounds do (a round of empty tasks ends before its devices' spin; one longer than the
+  // caller's spin pays a wake-up, under 4% of it: device_group.h).
   constexpr double kWork = 2 * kDeviceSpinSeconds;
+  static_assert(kWork < kCallerSpinSeconds);
   auto work = [](int) { busy_for(kWork); };
   for (int r = 0; r < std::max(repeats, 1); ++r) {
     auto start = Clock::now();

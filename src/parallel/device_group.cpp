@@ -16,17 +16,17 @@ namespace tandem::detail {
 namespace {
 
 // Spins (yielding after the first tries, so a thread that shares the core still runs)
-// until done() or kDeviceSpinSeconds. The clock is read before every yield: a yield to a
+// until done() or `limit` seconds. The clock is read before every yield: a yield to a
 // thread on the same core returns after that thread's time slice (milliseconds), so a check
 // every 64 yields kept a caller that shares its core with a device yielding through the
 // whole of the seed's 80 ms step on 2 ranks (docs/PERFORMANCE.md, "A spin that ends on
 // time").
 template <class Done>
-void spin_until(Done&& done) {
+void spin_until(double limit, Done&& done) {
   const auto start = Clock::now();
   for (int spins = 0; !done(); ++spins) {
     if (spins < 64) continue;
-    if (seconds_since(start) > kDeviceSpinSeconds) return;
+    if (seconds_since(start) > limit) return;
     std::this_thread::yield();
   }
 }
@@ -47,7 +47,8 @@ void DeviceBarrier::wait() {
       return;
     }
   }
-  spin_until([&] { return released_.load(std::memory_order_acquire) != generation || aborted(); });
+  spin_until(kDeviceSpinSeconds,
+             [&] { return released_.load(std::memory_order_acquire) != generation || aborted(); });
   std::unique_lock lock(mutex_);
   cv_.wait(lock, [&] { return generation_ != generation || aborted(); });
   if (generation_ == generation) throw AbortedError{};
@@ -138,7 +139,7 @@ void DeviceGroup::worker_loop(int device) {
   for (;;) {
     Erased fn;
     void* task;
-    spin_until([&] {
+    spin_until(kDeviceSpinSeconds, [&] {
       return stopping_.load(std::memory_order_acquire) ||
              task_generation_.load(std::memory_order_acquire) != seen;
     });
@@ -180,7 +181,7 @@ void DeviceGroup::run_erased(Erased fn, void* task) {
     ++task_generation_;
   }
   start_cv_.notify_all();
-  spin_until([&] { return pending_.load(std::memory_order_acquire) == 0; });
+  spin_until(kCallerSpinSeconds, [&] { return pending_.load(std::memory_order_acquire) == 0; });
   std::exception_ptr error;
   int device;
   {

@@ -3,10 +3,10 @@
 // waits; an exception on any device aborts the shared barrier (so no device waits forever)
 // and is rethrown to the caller, naming the device.
 //
-// Every wait spins for up to kDeviceSpinSeconds before it sleeps: a device at the barrier,
-// a device between tasks, and the caller of run() for the devices. On a virtual machine a
-// sleeping thread's idle vCPU halts, and a round of tasks that woke its devices cost 45-77
-// us (tandem calibrate's fork_join before these spins), more than a small model's whole
+// Every wait spins before it sleeps: a device at the barrier and a device between tasks for
+// up to kDeviceSpinSeconds, the caller of run() for its devices up to kCallerSpinSeconds. On a
+// virtual machine a sleeping thread's idle vCPU halts, and a round of tasks that woke its devices
+// cost 45-77 us (tandem calibrate's fork_join before these spins), more than a small model's whole
 // step; a step's tasks follow each other within microseconds, so a spinning device catches
 // the next one (docs/PERFORMANCE.md, "Devices that spin for their next task").
 #pragma once
@@ -25,6 +25,15 @@ namespace tandem::detail {
 // How long a waiting thread spins before it sleeps: longer than a wake-up costs on a
 // virtual machine, short enough that a spinning thread does not hold a core for long.
 inline constexpr double kDeviceSpinSeconds = 200e-6;
+
+// How long the caller of run() spins for its devices before it sleeps: longer than a small
+// model's rounds of tasks (the host strategy's step of 784-256-256-10, three rounds, takes
+// 0.4 to 2.2 ms at batches 32 to 512: docs/PERFORMANCE.md, "A caller that spins through a
+// round"), so a round under it costs no wake-up, and one over it pays one of 50-80 us on a
+// virtual machine, under 4% of it. The caller has no core of its own: where it shares one
+// with a device its spin yields, and a yield returns after the device's time slice, so there
+// it sleeps after one yield, as with the devices' spin (device_group.cpp).
+inline constexpr double kCallerSpinSeconds = 2e-3;
 
 // A reusable barrier for the devices of one group. wait() throws AbortedError once any
 // participant called abort(), so a failing device releases the others. A device that

@@ -116,13 +116,14 @@ TEST(DeviceGroup, AnExceptionOnOneDeviceStopsAllAndIsReported) {
   EXPECT_EQ(ran.load(), 3);
 }
 
-// The devices and the caller spin for up to kDeviceSpinSeconds, then sleep: every task runs
-// once on every device, and the caller sees what each wrote, whether the next task comes
-// while the devices spin (back to back) or after they slept, and whether the caller's wait
-// ends in its spin (empty tasks) or after it slept (tasks longer than the spin).
+// The devices spin for up to kDeviceSpinSeconds and the caller up to kCallerSpinSeconds,
+// then sleep: every task runs once on every device, and the caller sees what each wrote,
+// whether the next task comes while the devices spin (back to back) or after they slept, and
+// whether the caller's wait ends in its spin (empty tasks, tasks longer than the devices'
+// spin) or after it slept (tasks longer than its own).
 TEST(DeviceGroup, EveryDeviceRunsEveryTaskOnceWhetherItsThreadsSpinOrSleep) {
   for (const double gap : {0.0, 4 * kDeviceSpinSeconds}) {
-    for (const double task : {0.0, 2 * kDeviceSpinSeconds}) {
+    for (const double task : {0.0, 2 * kDeviceSpinSeconds, 2 * kCallerSpinSeconds}) {
       DeviceGroup group(plan_devices(3, 1));
       std::vector<int64_t> sums(3, 0);  // each device writes its own, without atomics
       int64_t expected = 0;
@@ -166,7 +167,7 @@ class PinnedToOneCore {
 };
 
 // The caller of run() and the device on one core, as under mpirun (each rank bound to a core):
-// the caller spins for kDeviceSpinSeconds and then sleeps through the device's task. A yield
+// the caller spins for kCallerSpinSeconds and then sleeps through the device's task. A yield
 // to the device returns only after the device's time slice, so a spin that read its clock
 // once every 64 yields kept yielding through a whole step: 49 yields in each of the seed's
 // 80 ms steps on 2 ranks. Counted with the thread's context switches, not timed.
