@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "parallel/grad_reducer.h"
+#include "parallel/shared_memory_communicator.h"
 #include "profile/phase_timer.h"
 #include "tandem/error.h"
 #include "tandem/optimizers.h"
@@ -44,7 +46,8 @@ StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int d
       devices_(checked_devices(widths, rows, devices)),
       group_(plan_devices(devices_, threads)),
       kernel_(make_optimizer_kernel(RMSprop())),
-      each_(devices_) {
+      each_(devices_),
+      chunks_(devices_) {
   for (size_t l = 0; l + 1 < widths.size(); ++l) {
     offsets_.push_back(params_);
     params_ += widths[l] * widths[l + 1] + widths[l + 1];
@@ -55,6 +58,7 @@ StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int d
   for (int d = 0; d < devices; ++d) {
     backends_.push_back(make_cpu_backend(group_.plan().threads_per_device));
     g_.emplace_back(params_);
+    chunks_[d].resize(kUpdateChunk);
   }
   for (size_t l = 0; l < widths.size(); ++l) {
     for (int d = 0; d < devices; ++d) {
@@ -131,6 +135,21 @@ void StepsAtOnce::update(int device, int64_t begin, int64_t end) {
   float* slots[] = {s_.data()};
   kernel_->update(w_.data(), g_[device].data(), slots, begin, end, iteration_, 1e-3,
                   backends_[device]->threads(), 0);
+}
+
+// As grad_reducer.cpp's ShardedUpdateReducer::process_shard_chunks: every device's gradients
+// over [begin, end) summed a chunk at a time into the device's own chunk, and the update of
+// that chunk of the parameters from it.
+void StepsAtOnce::summed_update(int device, int64_t begin, int64_t end) {
+  std::vector<float*> sources(devices_);
+  float* sum = chunks_[device].data();
+  for (int64_t at = begin; at < end; at += kUpdateChunk) {
+    const int64_t len = std::min(end, at + kUpdateChunk) - at;
+    for (int q = 0; q < devices_; ++q) sources[q] = g_[q].data() + at;
+    tree_sum(sources, sum, 0, len);
+    float* slots[] = {s_.data() + at};
+    kernel_->update(w_.data() + at, sum, slots, 0, len, iteration_, 1e-3, 1, at);
+  }
 }
 
 StepsAtOnce::Seconds StepsAtOnce::alone(int64_t rows) {
@@ -220,14 +239,19 @@ void StepsAtOnce::micro_pass(int64_t rows, int local) {
   const int64_t per = (params_ + devices_ - 1) / devices_;
   group_.run([&](int d) {
     const int64_t begin = std::min(params_, per * d), end = std::min(params_, begin + per);
-    if (begin < end) update(d, begin, end);
+    if (begin < end) summed_update(d, begin, end);
     group_.barrier().wait();  // every device's shard of the parameters updated
     Seconds& out = each_[d];
+    std::vector<float*> copies(local);
     for (int j = 0; j < local; ++j) {
       forward(d, rows, out);
       whole_backward(d, rows, out);
-      std::copy(g_[d].data(), g_[d].data() + params_, aside_[d][j].data());
+      copies[j] = aside_[d][j].data();
+      std::copy(g_[d].data(), g_[d].data() + params_, copies[j]);
     }
+    // The copies summed back into the gradient buffer, which the next pass's update reads
+    // on every device (untimed, as mirrored.cpp's deterministic_gradients books it apart).
+    tree_sum(copies, g_[d].data(), 0, params_);
   });
 }
 

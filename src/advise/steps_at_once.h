@@ -48,21 +48,22 @@ class StepsAtOnce {
   Seconds shared(int64_t rows);
 
   // Every device at once, as mirrored.cpp's deterministic_gradients runs its micro-shards over
-  // the shared parameters: the update of the device's 1/n of them (the sharded reducer's, at
-  // the end of the last step), a wait for every device's, then `local` micro-shards one after
-  // another, each a forward and a whole backward (every kernel's gradient over its `rows` rows)
-  // into the device's own gradient buffer, copied aside after it (untimed, as the reducer's
-  // part; a buffer per micro-shard). Per micro-shard, the devices' mean. Left out of the step:
-  // each device's tree sum of its copies and the reducer's sum over the replicas' gradients
-  // before the update, which updates one contiguous 1/n of the buffer, not 1/n of each bucket.
-  // 1 to 64 micro-shards.
+  // the shared parameters: the update of the device's 1/n of them from every device's
+  // gradients summed there (the sharded reducer's, at the end of the last step), a wait for
+  // every device's, then `local` micro-shards one after another, each a forward and a whole
+  // backward (every kernel's gradient over its `rows` rows) into the device's own gradient
+  // buffer, copied aside after it (a buffer per micro-shard), and the copies' sum into that
+  // buffer (the copies and the sums untimed, the reducer's part). Per micro-shard, the devices'
+  // mean. Unlike the step, the update takes one contiguous 1/n of the buffer, not 1/n of each
+  // bucket. 1 to 64 micro-shards.
   Seconds micro_shards(int64_t rows, int local);
 
   // What the last pass left, for checking it: layer `layer`'s input on `device` (rows, in),
   // the gradient of its output (rows, units), and the device's gradient buffer, each kernel
   // (in, units) at kernel_offset(layer); alone writes device 0's whole kernels, shared each
   // device's rows [d * ceil(in / n), ...) of every kernel, micro_shards every device's whole
-  // kernels from its own rows (the last micro-shard's), and the copies aside of them.
+  // kernels from its own rows (every micro-shard's, summed), and the copies aside of them
+  // (each micro-shard's).
   const float* input(size_t layer, int device) const;
   const float* output_gradient(size_t layer, int device) const;
   const float* gradients(int device) const { return g_[device].data(); }
@@ -79,6 +80,7 @@ class StepsAtOnce {
   void forward(int device, int64_t rows, Seconds& out);
   void input_gradient(int device, size_t layer, int64_t rows, Seconds& out);
   void update(int device, int64_t begin, int64_t end);
+  void summed_update(int device, int64_t begin, int64_t end);
   void alone_pass(int64_t rows, Seconds& out);
   void shared_pass(int64_t rows);            // into each_
   void micro_pass(int64_t rows, int local);  // into each_
@@ -98,7 +100,8 @@ class StepsAtOnce {
   // input (rows_, widths_[l]) (the last: the model's output), dz_ the gradient of it (the
   // first: none, and not allocated).
   std::vector<AlignedBuffer> x_, dz_;
-  std::vector<Seconds> each_;  // per device, the last pass's
+  std::vector<Seconds> each_;          // per device, the last pass's
+  std::vector<AlignedBuffer> chunks_;  // per device, (kUpdateChunk): a summed chunk
   // Per device, its micro-shards' gradients copied aside (params_ each), made on first use.
   std::vector<std::vector<AlignedBuffer>> aside_;
   int64_t iteration_ = 0;

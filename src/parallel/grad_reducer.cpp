@@ -61,9 +61,6 @@ class AllreduceReducer final : public GradReducer {
   size_t next_to_post_ = 0;
 };
 
-// Elements per pass: a chunk is summed, updated and copied while it sits in L2.
-constexpr int64_t kUpdateChunk = 16384;
-
 // Runs process(i) once for every unit i (bucket or layer) whose counter shows all replicas
 // ready for this step (counters count replica arrivals over all steps); true when every
 // unit is done.
