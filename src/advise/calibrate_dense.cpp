@@ -229,8 +229,10 @@ std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
       "backward GEMMs as device 0 alone runs a step and as the N devices at once run the sharded "
       "reducer's over one shared parameter buffer, and as the N devices at once (N a power of "
       "two) run deterministic mode's micro-shards over it (each device's update of its 1/N of "
-      "the parameters, then 4/N micro-shards, at least 1, each a forward and whole backward into "
-      "its own gradient buffer, copied aside; seconds per micro-shard), each after an untimed "
+      "the parameters from every device's gradients summed there, then 4/N micro-shards, at "
+      "least 1, each a forward and whole backward into its own gradient buffer, copied aside, "
+      "the copies summed back into it; the sums and copies untimed; seconds per micro-shard), "
+      "each after an untimed "
       "step of its kind (the best of the rounds, and their median)",
       plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats,
       fmt::join(shard_device_counts(plan.max_devices), ", "));

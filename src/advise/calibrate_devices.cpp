@@ -149,10 +149,9 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
       devices);
   sources["device.fork_join, device.barrier"] = fmt::format(
       "Measured: tandem's DeviceGroup of {} one-thread devices running tasks of "
-      "0.4 ms, longer than its devices spin and shorter than its caller (wake and join "
-      "beyond the tasks, {:.1f} us), and tasks of 20 barrier waits ({:.1f} us per barrier beyond "
-      "an empty "
-      "task), medians of 5 rounds",
+      "0.4 ms, longer than its devices spin and shorter than its caller's spin (wake and "
+      "join beyond the tasks, {:.1f} us), and tasks of 20 barrier waits ({:.1f} us per "
+      "barrier beyond an empty task), medians of 5 rounds",
       devices, p.sync.fork_join * 1e6, p.sync.barrier * 1e6);
   sources["device.bf16_loops"] = fmt::format(
       "Measured: the bfloat16 loops of MPI gradient compression (parallel/bf16.h: "

@@ -62,10 +62,9 @@ double concurrent_compute_share(int threads, int repeats);
 
 // What tandem's device threads cost per step: a DeviceGroup of `devices` devices runs tasks
 // that each compute for twice kDeviceSpinSeconds, longer than the devices' spin and shorter
-// than the caller's, as a small model's rounds (wake and join: fork_join, the round less
-// that time), and a task of
-// barrier waits (each barrier: the extra time per wait over an empty task). Seconds,
-// medians of `repeats` rounds.
+// than the caller's, as a small model's rounds do (wake and join: fork_join, the round less
+// that time), and a task of barrier waits (each barrier: the extra time per wait over an
+// empty task). Seconds, medians of `repeats` rounds.
 struct DeviceSync {
   double fork_join = 0, barrier = 0;
 };

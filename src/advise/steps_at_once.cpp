@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "parallel/grad_reducer.h"
+#include "parallel/buckets.h"
 #include "parallel/shared_memory_communicator.h"
 #include "profile/phase_timer.h"
 #include "tandem/error.h"
@@ -47,7 +47,9 @@ StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int d
       group_(plan_devices(devices_, threads)),
       kernel_(make_optimizer_kernel(RMSprop())),
       each_(devices_),
-      chunks_(devices_) {
+      chunks_(devices_),
+      sources_(devices_, std::vector<float*>(devices_)),
+      copies_(devices_) {
   for (size_t l = 0; l + 1 < widths.size(); ++l) {
     offsets_.push_back(params_);
     params_ += widths[l] * widths[l + 1] + widths[l + 1];
@@ -138,10 +140,11 @@ void StepsAtOnce::update(int device, int64_t begin, int64_t end) {
 }
 
 // As grad_reducer.cpp's ShardedUpdateReducer::process_shard_chunks: every device's gradients
-// over [begin, end) summed a chunk at a time into the device's own chunk, and the update of
-// that chunk of the parameters from it.
-void StepsAtOnce::summed_update(int device, int64_t begin, int64_t end) {
-  std::vector<float*> sources(devices_);
+// over the device's aligned 1/n of the parameters summed a chunk at a time into the device's
+// own chunk, and the update of that chunk of the parameters from it.
+void StepsAtOnce::summed_update(int device) {
+  const auto [begin, end] = aligned_share(params_, devices_, device);
+  std::vector<float*>& sources = sources_[device];
   float* sum = chunks_[device].data();
   for (int64_t at = begin; at < end; at += kUpdateChunk) {
     const int64_t len = std::min(end, at + kUpdateChunk) - at;
@@ -210,6 +213,7 @@ StepsAtOnce::Seconds StepsAtOnce::micro_shards(int64_t rows, int local) {
   for (auto& mine : aside_) {
     while (static_cast<int>(mine.size()) < local) mine.emplace_back(params_);
   }
+  for (auto& copies : copies_) copies.resize(local);
   for (int pass = 0; pass < 2; ++pass) {
     ++iteration_;
     std::fill(each_.begin(), each_.end(), Seconds{});
@@ -235,14 +239,17 @@ StepsAtOnce::Seconds StepsAtOnce::devices_mean(int per) const {
   return mean;
 }
 
+void StepsAtOnce::summed_updates() {
+  ++iteration_;
+  group_.run([&](int d) { summed_update(d); });
+}
+
 void StepsAtOnce::micro_pass(int64_t rows, int local) {
-  const int64_t per = (params_ + devices_ - 1) / devices_;
   group_.run([&](int d) {
-    const int64_t begin = std::min(params_, per * d), end = std::min(params_, begin + per);
-    if (begin < end) summed_update(d, begin, end);
+    summed_update(d);
     group_.barrier().wait();  // every device's shard of the parameters updated
     Seconds& out = each_[d];
-    std::vector<float*> copies(local);
+    std::vector<float*>& copies = copies_[d];  // local of them (micro_shards)
     for (int j = 0; j < local; ++j) {
       forward(d, rows, out);
       whole_backward(d, rows, out);

@@ -71,6 +71,14 @@ class StepsAtOnce {
     return aside_.at(device).at(micro_shard).data();
   }
   int64_t kernel_offset(size_t layer) const { return offsets_[layer]; }
+  const float* parameters() const { return w_.data(); }
+  const float* accumulator() const { return s_.data(); }  // RMSprop's
+  int64_t parameter_count() const { return params_; }
+
+  // The update a micro-shards pass starts with, on every device at once: each device's
+  // aligned 1/n of the parameters (parallel/buckets.h, aligned_share) from every device's
+  // gradients summed there. For checking it.
+  void summed_updates();
 
  private:
   float* x(size_t layer, int device);
@@ -80,7 +88,7 @@ class StepsAtOnce {
   void forward(int device, int64_t rows, Seconds& out);
   void input_gradient(int device, size_t layer, int64_t rows, Seconds& out);
   void update(int device, int64_t begin, int64_t end);
-  void summed_update(int device, int64_t begin, int64_t end);
+  void summed_update(int device);
   void alone_pass(int64_t rows, Seconds& out);
   void shared_pass(int64_t rows);            // into each_
   void micro_pass(int64_t rows, int local);  // into each_
@@ -100,8 +108,11 @@ class StepsAtOnce {
   // input (rows_, widths_[l]) (the last: the model's output), dz_ the gradient of it (the
   // first: none, and not allocated).
   std::vector<AlignedBuffer> x_, dz_;
-  std::vector<Seconds> each_;          // per device, the last pass's
-  std::vector<AlignedBuffer> chunks_;  // per device, (kUpdateChunk): a summed chunk
+  std::vector<Seconds> each_;  // per device, the last pass's
+  // Per device: a summed chunk (kUpdateChunk), the devices' gradients at it, and its copies
+  // aside, as the micro-shards' passes take them (no allocation within a pass).
+  std::vector<AlignedBuffer> chunks_;
+  std::vector<std::vector<float*>> sources_, copies_;
   // Per device, its micro-shards' gradients copied aside (params_ each), made on first use.
   std::vector<std::vector<AlignedBuffer>> aside_;
   int64_t iteration_ = 0;

@@ -21,6 +21,10 @@ struct Bucket {
 std::vector<Bucket> make_buckets(const Graph& graph, int64_t bucket_bytes,
                                  int64_t first_bucket_bytes);
 
+// Elements per pass of the sharded reducers' update: a chunk is summed, updated and copied
+// while it sits in L2.
+inline constexpr int64_t kUpdateChunk = 16384;
+
 // Part `part` of `parts` of `count` elements, as [begin, end) in whole 64-byte lines (16
 // floats), so replicas sharing a buffer never write the same cache line. Trailing parts may
 // be empty.

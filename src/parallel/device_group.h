@@ -28,11 +28,13 @@ inline constexpr double kDeviceSpinSeconds = 200e-6;
 
 // How long the caller of run() spins for its devices before it sleeps: longer than a small
 // model's rounds of tasks (the host strategy's step of 784-256-256-10, three rounds, takes
-// 0.4 to 2.2 ms at batches 32 to 512: docs/PERFORMANCE.md, "A caller that spins through a
-// round"), so a round under it costs no wake-up, and one over it pays one of 50-80 us on a
-// virtual machine, under 4% of it. The caller has no core of its own: where it shares one
-// with a device its spin yields, and a yield returns after the device's time slice, so there
-// it sleeps after one yield, as with the devices' spin (device_group.cpp).
+// 0.4 to 2.3 ms at batches 32 to 512: docs/PERFORMANCE.md, "A caller that spins through a
+// round"), so a round under it costs no wake-up, and one over it pays one (50-77 us on a
+// virtual machine: docs/SCALING.md), at most 4% of it. The caller has no core of its own:
+// where it shares one with a device its spin yields, and a yield returns after the device's
+// time slice, so there it sleeps after one or a few yields, as with the devices' spin
+// (device_group.cpp). Where its core is otherwise idle it spins up to 2 ms per round (a
+// core's SMT sibling, where a device runs, is slowed meanwhile).
 inline constexpr double kCallerSpinSeconds = 2e-3;
 
 // A reusable barrier for the devices of one group. wait() throws AbortedError once any

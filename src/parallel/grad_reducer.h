@@ -18,10 +18,6 @@
 
 namespace tandem::detail {
 
-// Elements per pass of the sharded reducers' update: a chunk is summed, updated and copied
-// while it sits in L2.
-inline constexpr int64_t kUpdateChunk = 16384;
-
 class GradReducer : public GradReadyListener {
  public:
   // Called by each replica before its backward.

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <vector>
 
+#include "optim/optimizer_kernel.h"
+#include "parallel/buckets.h"
 #include "tandem/error.h"
+#include "tandem/optimizers.h"
 
 namespace tandem::detail {
 namespace {
@@ -105,6 +108,40 @@ TEST(StepsAtOnce, MicroShardsComputeEachDevicesWholeGradients) {
   EXPECT_THROW(probe.micro_shards(9, 2), ConfigError);
   EXPECT_THROW(probe.micro_shards(8, 0), ConfigError);
   EXPECT_THROW(probe.micro_shards(8, 65), ConfigError);
+}
+
+// The update a micro-shards pass starts with, as the sharded reducer's: each device's aligned
+// half of the parameters moves by RMSprop on both devices' gradients summed (what the last
+// pass left), not on its own device's alone.
+TEST(StepsAtOnce, MicroShardsUpdateFromEveryDevicesGradients) {
+  StepsAtOnce probe(kWidths, 8, 2, 1);
+  probe.micro_shards(8, 2);
+  const int64_t n = probe.parameter_count();
+  const auto rmsprop = [&](const std::vector<float>& g) {
+    std::vector<float> w(probe.parameters(), probe.parameters() + n);
+    std::vector<float> s(probe.accumulator(), probe.accumulator() + n);
+    float* slots[] = {s.data()};
+    make_optimizer_kernel(RMSprop())->update(w.data(), g.data(), slots, 0, n, 1, 1e-3, 1, 0);
+    return w;
+  };
+  std::vector<float> summed(n), own(n);
+  const int64_t half = aligned_share(n, 2, 1).first;
+  for (int64_t i = 0; i < n; ++i) {
+    summed[i] = probe.gradients(0)[i] + probe.gradients(1)[i];
+    own[i] = probe.gradients(i < half ? 0 : 1)[i];
+  }
+  const std::vector<float> want = rmsprop(summed), wrong = rmsprop(own);
+  const std::vector<float> before(probe.parameters(), probe.parameters() + n);
+  probe.summed_updates();
+  double error = 0, moved = 0, apart = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    error = std::max(error, std::abs(static_cast<double>(probe.parameters()[i]) - want[i]));
+    moved = std::max(moved, std::abs(static_cast<double>(want[i]) - before[i]));
+    apart = std::max(apart, std::abs(static_cast<double>(want[i]) - wrong[i]));
+  }
+  EXPECT_GT(moved, 1e-5);
+  EXPECT_GT(apart, 1e-5);  // the check tells the sum from each device's own gradients
+  EXPECT_LE(error, 1e-3 * apart) << "the parameters after the micro-shards' update";
 }
 
 // Both passes take time on one device and on two at once (a broken clock or a pass that runs
