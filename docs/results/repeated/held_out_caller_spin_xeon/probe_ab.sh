@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The micro-shards probe, c6327d0 (before: no sums between passes) against the next commit's
+# The micro-shards probe, c6327d0 (before: no sums between passes) against 51f1ffb's
 # build (after), interleaved, 6 rounds; each a refit of 784-256-256-10 by bench validate at
 # batch 32 against p_ab.json. Run from this directory:
 #   probe_ab.sh BEFORE_TANDEM AFTER_TANDEM OUT_DIR
