@@ -181,7 +181,7 @@ DeviceSync device_sync(int devices, int repeats) {
   std::vector<double> fork_join, per_barrier;
   // Tasks that outlast the devices' spin and end within the caller's, as a small model's
   // rounds do (a round of empty tasks ends before its devices' spin; one longer than the
-  // caller's spin pays a wake-up, under 4% of it: device_group.h).
+  // caller's spin pays a wake-up, at most 4% of it: device_group.h).
   constexpr double kWork = 2 * kDeviceSpinSeconds;
   static_assert(kWork < kCallerSpinSeconds);
   auto work = [](int) { busy_for(kWork); };

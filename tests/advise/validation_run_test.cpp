@@ -908,6 +908,19 @@ RepeatedOutcome expect_fresh_mpi_set(const std::string& dir, int missed, int lin
   return now;
 }
 
+// A fresh CPU set (`dir`): 112 configurations, none that agreed in most runs misses now,
+// `missed` miss in most runs, and `slow_copies` or more with the copy bandwidths halved
+// (halve_copy_bandwidths). Returns the model's outcome.
+RepeatedOutcome expect_fresh_cpu_set(const std::string& dir, int missed, int slow_copies) {
+  const RepeatedOutcome now = compare_repeated(
+      "cpu", [](json&) {}, dir);
+  EXPECT_EQ(now.configurations, 112);
+  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
+  EXPECT_EQ(now.missed_now, missed);
+  EXPECT_GE(compare_repeated("cpu", halve_copy_bandwidths, dir).missed_now, slow_copies);
+  return now;
+}
+
 // Three fresh runs on 2 MPI ranks by the build of 4b67b06 (2026-12-05, the session after; no
 // change under test, the first MPI set since held_out_elementwise): 2 of 96 configurations
 // missed in most runs (784-8192-10's deterministic step at 32 and 784-256-256-10's bf16 step at
@@ -928,11 +941,8 @@ TEST(ValidationRun, TheModelOnAFreshMpiSet) {
 // miss; each bound fails when tightened by one.
 TEST(ValidationRun, TheModelOnAFreshZen4Set) {
   const std::string dir = "repeated/held_out_fresh_zen4";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_EQ(now.missed_now, kHeldOutFreshZen4Cpu);
+  const RepeatedOutcome now =
+      expect_fresh_cpu_set(dir, kHeldOutFreshZen4Cpu, kHeldOutFreshZen4CpuSlowCopies);
   EXPECT_EQ(now.runs_missed("784-4096-2048-512-64-10", 32, "2 devices mirrored deterministic"), 3);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices host"), 3);
   for (const int64_t batch : {32, 128}) {
@@ -943,8 +953,6 @@ TEST(ValidationRun, TheModelOnAFreshZen4Set) {
     EXPECT_EQ(now.runs_missed("784-256-256-10", batch, "2 devices mirrored (allreduce)"), 0);
   }
   EXPECT_EQ(now.runs_missed("784-256-256-10", 128, "2 devices host"), 2);
-  EXPECT_GE(compare_repeated("cpu", halve_copy_bandwidths, dir).missed_now,
-            kHeldOutFreshZen4CpuSlowCopies);
 }
 
 // Four runs on the Xeon by the build of 6882688 (2026-12-05/06, 23:27-00:19 UTC; no change under
@@ -1058,17 +1066,12 @@ TEST(ValidationRun, MicroShardsTimedAtOnceOnAFreshXeonSet) {
 // from 64 KiB to the 2 MiB L2, so a later rule can be recomputed on these runs.
 TEST(ValidationRun, TheHostsCopiesProbeOnAFreshXeonSet) {
   const std::string dir = "repeated/held_out_host_probe_xeon";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_EQ(now.missed_now, kHeldOutHostProbeXeonCpu);
+  const RepeatedOutcome now =
+      expect_fresh_cpu_set(dir, kHeldOutHostProbeXeonCpu, kHeldOutHostProbeXeonCpuSlowCopies);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices mirrored deterministic"), 3);
   for (const int64_t batch : {32, 128}) {
     EXPECT_EQ(now.runs_missed("784-256-256-10", batch, "2 devices host"), 0) << batch;
   }
-  EXPECT_GE(compare_repeated("cpu", halve_copy_bandwidths, dir).missed_now,
-            kHeldOutHostProbeXeonCpuSlowCopies);
   for (int k = 1; k <= 3; ++k) {
     const std::string run = dir + "/cpu_run" + std::to_string(k) + ".json";
     const HardwareProfile hw = profile_of(validation_run(run).at("profile"));
@@ -1087,18 +1090,13 @@ TEST(ValidationRun, TheHostsCopiesProbeOnAFreshXeonSet) {
 // in each (docs/SCALING.md, "The caller's spin and the micro-shards' sums, held out").
 TEST(ValidationRun, TheCallersSpinAndTheMicroShardsSumsOnAFreshXeonSet) {
   const std::string dir = "repeated/held_out_caller_spin_xeon";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_EQ(now.missed_now, kHeldOutCallerSpinXeonCpu);
+  const RepeatedOutcome now =
+      expect_fresh_cpu_set(dir, kHeldOutCallerSpinXeonCpu, kHeldOutCallerSpinXeonCpuSlowCopies);
   EXPECT_EQ(now.runs_missed("784-8192-10", 32, "2 devices mirrored (sharded)"), 2);
   EXPECT_EQ(
       now.runs_missed("784-1024-1024-1024-1024-1024-1024-10", 32, "2 devices mirrored (sharded)"),
       2);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices mirrored deterministic"), 1);
-  EXPECT_GE(compare_repeated("cpu", halve_copy_bandwidths, dir).missed_now,
-            kHeldOutCallerSpinXeonCpuSlowCopies);
   const auto slow_micro = [](json& p) {
     for_each_micro_timing(p, [](json& t, const char* k) { t[k] = t.at(k).get<double>() * 1.5; });
   };
@@ -1113,13 +1111,7 @@ TEST(ValidationRun, TheCallersSpinAndTheMicroShardsSumsOnAFreshXeonSet) {
 // pass's seconds").
 TEST(ValidationRun, TheSharedPassSecondsOnAFreshXeonSet) {
   const std::string dir = "repeated/held_out_shared_seconds_xeon";
-  const RepeatedOutcome now = compare_repeated(
-      "cpu", [](json&) {}, dir);
-  EXPECT_EQ(now.configurations, 112);
-  EXPECT_EQ(now.misses, 0) << "configurations that agreed in most runs now miss:" << now.worst;
-  EXPECT_EQ(now.missed_now, kHeldOutSharedSecondsXeonCpu);
-  EXPECT_GE(compare_repeated("cpu", halve_copy_bandwidths, dir).missed_now,
-            kHeldOutSharedSecondsXeonCpuSlowCopies);
+  expect_fresh_cpu_set(dir, kHeldOutSharedSecondsXeonCpu, kHeldOutSharedSecondsXeonCpuSlowCopies);
 }
 
 // The first three runs on 2 MPI ranks on the Zen 4, by the same build (2026-12-05, later; no
