@@ -81,9 +81,9 @@ Prediction single_device(const HardwareProfile& hw, const Scenario& s) {
 // gradients on its rows, hands over its operands per layer, and computes 1/N of every
 // weight gradient over the whole batch (N GEMMs of its rows of the kernel, one per replica's
 // rows: as many FLOPs as its own rows' weight gradient), then updates that 1/N; nothing is
-// summed. Its forward and backward are one device's times what calibrate's timing of the
-// model's steps, all devices at once, says they take over one device's alone
-// (shared_steps_over_alone); in profiles without that timing, its forward is one device's and
+// summed. Its forward and backward take what calibrate's timing of the model's steps, all
+// devices at once over one shared parameter buffer, gives them at its rows
+// (shared_steps_seconds); in profiles without that timing, its forward is one device's and
 // its backward one device's less what calibrate's timing of the backward GEMMs as a step runs
 // them says the shards save (weight_grad_shard_saved); in profiles without that
 // timing, its weight-gradient pass takes what the GEMMs timed warm or cold keep of the whole
@@ -96,10 +96,8 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
   const auto backward = [&] { return backward_seconds(hw.device, s.model, rows, share); };
-  if (const std::optional<double> ratio = shared_steps_over_alone(hw.device, rows, n)) {
-    p.phases["compute"] =
-        (forward_seconds(hw.device, s.model, rows) + backward_seconds(hw.device, s.model, rows)) *
-        *ratio;
+  if (const std::optional<double> seconds = shared_steps_seconds(hw.device, rows, n)) {
+    p.phases["compute"] = *seconds;
   } else if (const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n)) {
     p.phases["compute"] += backward() * (1.0 - *saved);
   } else if (const double kept = weight_grad_shard_kept(hw.device, s.model, rows, n); kept >= 0) {

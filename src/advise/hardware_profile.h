@@ -72,7 +72,13 @@ struct StepsAtOnceSeconds {
   StepsAtOnceTimes median;
 
   bool has_medians() const { return median.forward_alone > 0; }
-  // What the cost model takes: the medians' ratio where recorded, else the best's.
+  // What the cost model takes: the medians where recorded, else the best. The sharded step's
+  // forward and backward: the shared pass's seconds (weight_grad_shard, cpu_algorithms.cpp);
+  // their ratio to the alone pass is calibrate's summary's.
+  double modelled_shared_seconds() const {
+    const StepsAtOnceTimes& t = has_medians() ? median : best;
+    return t.forward_shared + t.backward_shared;
+  }
   double modelled_shared_over_alone() const {
     return (has_medians() ? median : best).shared_over_alone();
   }

@@ -49,28 +49,25 @@ double weight_grad_shard_kept(const DeviceProfile& d, const ModelCost& m, int64_
 // emptied (what the update between two steps leaves in the shared cache decides which).
 std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t rows, int n);
 
-// A device's forward and backward under weight-gradient sharding over one of its alone, all n
-// devices at once, where calibrate timed the model's steps so (the `*_alone` and `*_shared`
-// timings, steps_at_once.h: the devices' forward reads the shared parameters the others updated
-// their shards of, and each one's shard GEMMs read the others' operands from their cores'
-// caches), at rows near `rows` (in log rows, as weight_grad_shard_kept); nullopt where it did
-// not. In the held-out runs before (held_out_step_gemms_xeon) the 784-256-256-10 model's
-// sharded forward and backward at 16 rows took 1.14-1.38 times one device's steps, which the
-// step-timed GEMMs' rule (no traffic between cores) put at 0.95-0.98: its parameters fit a
-// core's private cache, so each device's read of the shards the other wrote is a transfer
-// between cores. In the runs held out from this (held_out_steps_at_once_xeon) the four models'
-// sharded steps at 16 rows per device came within -13% to +7% of the measured (the rule before:
-// -15% to +17%); 784-8192-10's at 64 rows, between the probe's 48 and 96, -16% to -1%. The
-// timings are the profile's own rows (calibrate's: the points'); timing them also at thirds of
-// an octave between did not help on a fresh set (held_out_thirds_xeon), where the probe's alone
-// pass ran at 0.73-0.91 of one device's steps at 16 rows and put the sharded step of
-// 784-8192-10 at 16 rows +8% to +19% over (docs/SCALING.md, "Steps at once at thirds of an
-// octave"). The ratio is of the rounds' medians where the profile records them, as one device's
-// curve is a median, else of their best: at few rows the alone pass's best sits further under
-// its median than the shared pass's, which inflated the ratio there; on a fresh set
-// (held_out_median_xeon) the medians missed 5 configurations over 3 runs where the best missed
-// 6, and 784-8192-10's sharded step at 16 rows in none (the best: 1).
-std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t rows, int n);
+// A device's forward and backward under weight-gradient sharding, all n devices at once, in
+// seconds, where calibrate timed the model's steps so (the `*_shared` timings, steps_at_once.h:
+// the devices' forward reads the shared parameters the others updated their shards of, and each
+// one's shard GEMMs read the others' operands from their cores' caches), at rows near `rows` (in
+// log rows between two timed row counts, the nearest end's beyond them); nullopt where it did
+// not. The timings are the profile's own rows (calibrate's: the points'), of the rounds' medians
+// where the profile records them, else of their best (at few rows the best sits further under
+// the median: held_out_median_xeon).
+// Profiles time them only for chains of Dense layers (dense_rates), so they are the whole
+// forward and backward. The rule before took one device's steps at `rows` times the probe's
+// shared pass over its alone pass; the alone pass varied between calibrations more than the
+// shared one (held_out_caller_spin_xeon, at 16 rows: 6.4-7.3 ms for 784-8192-10 and 7.5-9.2 ms
+// for the 6 x 1024 model, whose shared passes came within about 6% of the measured forward and
+// backward), and the ratio put those two models' sharded steps at 16 rows per device +3% to
+// +26% over. On the fresh set held out for this rule (held_out_shared_seconds_xeon;
+// docs/SCALING.md, "A fresh set for the shared pass's seconds") the four models' sharded steps
+// at 16 rows per device came within a median |step error| of 4.2% over 3 runs (the ratio: 9.0%),
+// and no configuration newly missed.
+std::optional<double> shared_steps_seconds(const DeviceProfile& d, int64_t rows, int n);
 
 // A device's micro-shard in deterministic mode over one device's step alone at its rows, all n
 // devices at once over one shared parameter buffer with `local` micro-shards each, where
