@@ -96,7 +96,7 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
   const auto backward = [&] { return backward_seconds(hw.device, s.model, rows, share); };
-  if (const std::optional<double> seconds = shared_steps_seconds(hw.device, rows, n)) {
+  if (const std::optional<double> seconds = shared_steps_seconds(hw.device, s.model, rows, n)) {
     p.phases["compute"] = *seconds;
   } else if (const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n)) {
     p.phases["compute"] += backward() * (1.0 - *saved);

@@ -73,8 +73,8 @@ struct StepsAtOnceSeconds {
 
   bool has_medians() const { return median.forward_alone > 0; }
   // What the cost model takes: the medians where recorded, else the best. The sharded step's
-  // forward and backward: the shared pass's seconds (weight_grad_shard, cpu_algorithms.cpp);
-  // their ratio to the alone pass is calibrate's summary's.
+  // forward and backward: the shared pass's seconds (weight_grad_shard, cpu_algorithms.cpp).
+  // Calibrate's summary prints their ratio to the alone pass; the model does not use it.
   double modelled_shared_seconds() const {
     const StepsAtOnceTimes& t = has_medians() ? median : best;
     return t.forward_shared + t.backward_shared;

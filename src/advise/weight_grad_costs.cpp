@@ -64,9 +64,19 @@ std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t ro
       [](const WeightGradGemmSeconds& p) { return p.step_saved_share(); });
 }
 
-std::optional<double> shared_steps_seconds(const DeviceProfile& d, int64_t rows, int n) {
+std::optional<double> shared_steps_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows,
+                                           int n) {
   const WeightGradShards* timed = timed_for(d, n);
   if (timed == nullptr || timed->at_once.empty()) return std::nullopt;
+  const StepsAtOnceSeconds& first = timed->at_once.front();
+  const StepsAtOnceSeconds& last = timed->at_once.back();
+  if (rows < first.rows || rows > last.rows) {
+    const StepsAtOnceSeconds& end = rows < first.rows ? first : last;
+    const auto one_device = [&](int64_t r) {
+      return forward_seconds(d, m, r) + backward_seconds(d, m, r);
+    };
+    return end.modelled_shared_seconds() * one_device(rows) / one_device(end.rows);
+  }
   return log_interpolated(
       timed->at_once, static_cast<double>(rows),
       [](const StepsAtOnceSeconds& a) { return static_cast<double>(a.rows); },

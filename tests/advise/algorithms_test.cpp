@@ -349,18 +349,20 @@ TEST(Algorithms, ShardedWeightGradientsSaveWhatTheirStepTimedGemmsSave) {
 
 // Timed with all devices at once over one shared parameter buffer, a device's forward and
 // backward take the shared timings' seconds, interpolated in log rows, in place of the
-// step-timed GEMMs' saved share: neither one device's curve nor the probe's alone pass enters.
+// step-timed GEMMs' saved share: the probe's alone pass does not enter, and one device's curve
+// only beyond the timed rows, where the nearest end's seconds grow as it does.
 TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   const HardwareProfile hw = sharded_profile();
   const Scenario s = sharded_at_16_rows();
   const auto phases = [&](const HardwareProfile& h) { return sharded_phases(h, s); };
   // The step-timed GEMMs (they save 1/2) are not used where the steps at once are there.
-  const auto timed = [&](double forward_shared, double backward_shared, double alone = 4e-3) {
+  const auto timed = [&](double forward_shared, double backward_shared, double alone_pass = 4e-3) {
     HardwareProfile h = hw;
     const WeightGradGemmSeconds at8{8, 1e-3, 1e-4, 1e-3, 1e-4, 3e-3, 1e-3, 1e-3};
     WeightGradGemmSeconds at64 = at8;
     at64.rows = 64;
-    const StepsAtOnceSeconds once8{8, {alone / 4, alone * 3 / 4, forward_shared, backward_shared}};
+    const StepsAtOnceSeconds once8{
+        8, {alone_pass / 4, alone_pass * 3 / 4, forward_shared, backward_shared}};
     StepsAtOnceSeconds once64 = once8;
     once64.rows = 64;
     h.device.row_weight_grad_gemms = {{2, {at8, at64}, {once8, once64}}};
@@ -380,6 +382,21 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   EXPECT_NEAR(phases(timed(2e-3, 3e-3)).at("compute"), 5e-3, 1e-12);
   // The probe's alone pass does not enter.
   EXPECT_NEAR(phases(timed(1.2e-3, 2e-3, 8e-3)).at("compute"), 3.2e-3, 1e-12);
+  // Beyond the timed rows (8 and 64), the nearest end's seconds grow or shrink as one device's
+  // forward and backward do from the end's rows.
+  const auto one_device = [&](int64_t rows) {
+    Scenario o = one;
+    o.batch = rows;
+    return simulate(alone_profile, o, Algorithm::single_device).phases.at("compute");
+  };
+  ASSERT_GT(one_device(128), 1.5 * one_device(64));  // so the end's seconds as they are differ
+  Scenario wide = s, narrow = s;
+  wide.batch = 256;  // 128 rows per device
+  narrow.batch = 8;  // 4
+  EXPECT_NEAR(sharded_phases(timed(1.2e-3, 2e-3), wide).at("compute"),
+              3.2e-3 * one_device(128) / one_device(64), 1e-12);
+  EXPECT_NEAR(sharded_phases(timed(1.2e-3, 2e-3), narrow).at("compute"),
+              3.2e-3 * one_device(4) / one_device(8), 1e-12);
   // Between two timed row counts, in log rows: 8 rows take 2 ms and 32 rows 4 ms, so 16 rows 3.
   HardwareProfile between = timed(1e-3, 1e-3);
   between.device.row_weight_grad_gemms[0].at_once[1] = {32, {1e-3, 3e-3, 1e-3, 3e-3}};

@@ -511,7 +511,7 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_DOUBLE_EQ(timed[1].at_once[1].best.shared_over_alone(), 0.75);
   EXPECT_DOUBLE_EQ(timed[1].at_once[2].best.backward_shared, 3e-3);
   // The rounds' median beside their best, in every entry (profiles since 2026-12-05, morning);
-  // the cost model takes their ratio.
+  // the cost model takes them.
   EXPECT_TRUE(timed[1].at_once[0].has_medians());
   EXPECT_TRUE(timed[1].at_once[2].has_medians());
   ASSERT_TRUE(timed[1].at_once[1].has_medians());

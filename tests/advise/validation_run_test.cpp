@@ -444,6 +444,8 @@ constexpr int kHeldOutCallerSpinXeonCpu = 0, kHeldOutCallerSpinXeonCpuSlowCopies
 // held_out_shared_seconds_xeon: 1 in most runs with the model as it is; with the copy
 // bandwidths halved, 13.
 constexpr int kHeldOutSharedSecondsXeonCpu = 1, kHeldOutSharedSecondsXeonCpuSlowCopies = 13;
+// held_out_shared_landed_xeon: with the copy bandwidths halved, 13.
+constexpr int kHeldOutSharedLandedXeonCpuSlowCopies = 13;
 
 // `edit` on each measured step of every model in profile `p` (dense_rates[].points and
 // ranks_points).
@@ -822,9 +824,10 @@ TEST(ValidationRun, StepsAtOnceOverOneSharedBufferOnAFreshHeldOutSet) {
 // between the calibration rows below 192 (docs/SCALING.md, "Steps at once at thirds of an
 // octave (rejected)"): 1 configuration missed in most runs with the thirds and without them
 // (784-256-256-10's sharded step at 32, in 2 either way). 784-8192-10's sharded step at 128 (64
-// rows, what the grid was for) misses in no run either way, and its step at 32 in none: by the
-// ratio of the shared pass to the alone pass, the model when the set was measured, in all 3
-// with the thirds and 2 without, so 2 in most runs either way.
+// rows, what the grid was for) misses in no run either way, and its step at 32 in none. By the
+// ratio of the shared pass to the alone pass (the model when the set was measured) that step at
+// 32 missed in all 3 runs with the thirds and in 2 without, so 2 configurations missed in most
+// runs either way.
 TEST(ValidationRun, StepsAtOnceAtThirdsOfAnOctaveOnAFreshHeldOutSet) {
   const std::string dir = "repeated/held_out_thirds_xeon";
   const std::string sharded = "2 devices mirrored (sharded)";
@@ -864,10 +867,11 @@ void without_medians(json& p) {
 // When measured, by the ratio of the shared pass to the alone pass: 5 misses over the 3 runs
 // against 6, 784-8192-10's sharded step at 32 in none against 1, and the sharded steps' summed
 // |step error| 2.36 against 2.62. At the shared pass's own seconds (the model since): 4 misses
-// against 5, that step in none either way, and the summed |step error| 1.55 against 1.45, the
-// best's smaller here; over the 3 runs of each of six later Xeon and Zen 4 sets (docs/SCALING.md,
-// "The shared pass's seconds, landed") the median |step error| of the sharded steps at 32 was
-// smaller with the medians in five.
+// against 5, that step in none either way, and the summed |step error| 1.55 against 1.45: the
+// set's criterion that the medians' summed error be the smaller no longer holds here. Over the 3
+// runs of each of six later Xeon and Zen 4 sets (docs/SCALING.md, "The shared pass's seconds,
+// landed") the median |step error| of the sharded steps at 32 was smaller with the medians in
+// five; the medians are kept on that description, not on a held-out check.
 TEST(ValidationRun, StepsAtOnceFromTheRoundsMediansOnAFreshHeldOutSet) {
   const std::string dir = "repeated/held_out_median_xeon";
   const std::string sharded = "2 devices mirrored (sharded)";
@@ -1133,6 +1137,27 @@ TEST(ValidationRun, TheSharedPassSecondsOnAFreshXeonSet) {
   ASSERT_EQ(sharded.size(), 12u);  // 4 models, 3 runs
   std::sort(sharded.begin(), sharded.end());
   EXPECT_NEAR((sharded[5] + sharded[6]) / 2, 0.042, 0.0005);
+}
+
+// Three runs on the Xeon by the build of fbf9d0b (2026-12-06, next session, 13:47-14:28 UTC),
+// whose model takes the shared pass's seconds: none of 112 missed in most runs, within the 2
+// written down before them (docs/SCALING.md, "The shared pass's seconds on a fresh set"). The
+// median |step error| of the four models' 2-device sharded steps at the four batches over the 3
+// runs is 4.0% (2.6% by the ratio of the shared pass to the alone pass, recomputed by the build
+// before: the criteria for the rule at 32, 512 and 2048 failed). 784-256-256-10's host step at
+// 32, missed in most runs of the set before, misses in none (+14% to +18%).
+TEST(ValidationRun, TheLandedSharedPassOnAFreshXeonSet) {
+  const std::string dir = "repeated/held_out_shared_landed_xeon";
+  const RepeatedOutcome now = expect_fresh_cpu_set(dir, 0, kHeldOutSharedLandedXeonCpuSlowCopies);
+  EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices host"), 0);
+  std::vector<double> sharded;
+  for (const RepeatedRow& r : now.rows) {
+    if (r.config != "2 devices mirrored (sharded)") continue;
+    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
+  }
+  ASSERT_EQ(sharded.size(), 48u);  // 4 models, 4 batches, 3 runs
+  std::sort(sharded.begin(), sharded.end());
+  EXPECT_NEAR((sharded[23] + sharded[24]) / 2, 0.040, 0.0005);
 }
 
 // The first three runs on 2 MPI ranks on the Zen 4, by the same build (2026-12-05, later; no

@@ -10,6 +10,12 @@ def errs(files):
                 d[r["batch"]].append(r["predicted_seconds"] / r["measured_seconds"] - 1)
     return d
 old, new = errs(sys.argv[1].split(",")), errs(sys.argv[2].split(","))
+
+
+def summary(e):
+    """Median |error| and the range."""
+    return f"{statistics.median(map(abs, e)):5.1%} [{min(e):+.0%},{max(e):+.0%}]"
+
+
 for b in sorted(old):
-    o, n = old[b], new[b]
-    print(f"  batch {b:5d}: old med|e| {statistics.median(map(abs,o)):5.1%} [{min(o):+.0%},{max(o):+.0%}]  new {statistics.median(map(abs,n)):5.1%} [{min(n):+.0%},{max(n):+.0%}]")
+    print(f"  batch {b:5d}: old med|e| {summary(old[b])}  new {summary(new[b])}")
