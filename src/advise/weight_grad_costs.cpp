@@ -75,7 +75,8 @@ std::optional<double> shared_steps_seconds(const DeviceProfile& d, const ModelCo
     const auto one_device = [&](int64_t r) {
       return forward_seconds(d, m, r) + backward_seconds(d, m, r);
     };
-    return end.modelled_shared_seconds() * one_device(rows) / one_device(end.rows);
+    const double at_end = one_device(end.rows);
+    return end.modelled_shared_seconds() * (at_end > 0 ? one_device(rows) / at_end : 1.0);
   }
   return log_interpolated(
       timed->at_once, static_cast<double>(rows),

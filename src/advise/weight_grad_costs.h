@@ -66,7 +66,7 @@ std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t ro
 // - The timings are the profile's own rows (calibrate's: the points'), the rounds' medians where
 //   the profile records them, else their best. At few rows the best sits further under the
 //   median (held_out_median_xeon); with this rule the medians gave the smaller median |step
-//   error| of the sharded steps at 16 rows per device in 5 of the 6 sets after that one.
+//   error| of the sharded steps at 16 rows per device in 6 of the 7 sets after that one.
 // Profiles time them only for chains of Dense layers (dense_rates). The probe leaves out the
 // loss, the relu's derivative and the input rows' copy (steps_at_once.h), which one device's
 // curve holds. The rule before took that curve at `rows` times the probe's shared pass over its

@@ -373,8 +373,8 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   Scenario one = s;
   one.devices = 1;
   one.batch = 16;
-  // One device alone at the same rows (forward and backward, no shares of the cores) is not
-  // what the probe timed, so a rule that scaled it would read otherwise.
+  // One device alone at the same rows (forward and backward, no shares of the cores) differs
+  // from the probe's alone pass, so a rule that scaled one device's steps would fail here.
   const double alone = simulate(alone_profile, one, Algorithm::single_device).phases.at("compute");
   ASSERT_GT(std::abs(alone - 4e-3), 1e-4);
   EXPECT_NEAR(phases(timed(1e-3, 3e-3)).at("compute"), 4e-3, 1e-12);
@@ -382,21 +382,25 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   EXPECT_NEAR(phases(timed(2e-3, 3e-3)).at("compute"), 5e-3, 1e-12);
   // The probe's alone pass does not enter.
   EXPECT_NEAR(phases(timed(1.2e-3, 2e-3, 8e-3)).at("compute"), 3.2e-3, 1e-12);
-  // Beyond the timed rows (8 and 64), the nearest end's seconds grow or shrink as one device's
-  // forward and backward do from the end's rows.
+  // Beyond the timed rows (8 rows: 2 ms, 64 rows: 5 ms), the nearest end's seconds grow or
+  // shrink as one device's forward and backward do from the end's rows.
   const auto one_device = [&](int64_t rows) {
     Scenario o = one;
     o.batch = rows;
     return simulate(alone_profile, o, Algorithm::single_device).phases.at("compute");
   };
-  ASSERT_GT(one_device(128), 1.5 * one_device(64));  // so the end's seconds as they are differ
+  // So holding the end's seconds flat would fail.
+  ASSERT_GT(one_device(128), 1.5 * one_device(64));
+  ASSERT_LT(one_device(4), 0.9 * one_device(8));
+  HardwareProfile ends = timed(1e-3, 1e-3);
+  ends.device.row_weight_grad_gemms[0].at_once[1] = {64, {1e-3, 3e-3, 2e-3, 3e-3}};
   Scenario wide = s, narrow = s;
   wide.batch = 256;  // 128 rows per device
   narrow.batch = 8;  // 4
-  EXPECT_NEAR(sharded_phases(timed(1.2e-3, 2e-3), wide).at("compute"),
-              3.2e-3 * one_device(128) / one_device(64), 1e-12);
-  EXPECT_NEAR(sharded_phases(timed(1.2e-3, 2e-3), narrow).at("compute"),
-              3.2e-3 * one_device(4) / one_device(8), 1e-12);
+  EXPECT_NEAR(sharded_phases(ends, wide).at("compute"), 5e-3 * one_device(128) / one_device(64),
+              1e-12);
+  EXPECT_NEAR(sharded_phases(ends, narrow).at("compute"), 2e-3 * one_device(4) / one_device(8),
+              1e-12);
   // Between two timed row counts, in log rows: 8 rows take 2 ms and 32 rows 4 ms, so 16 rows 3.
   HardwareProfile between = timed(1e-3, 1e-3);
   between.device.row_weight_grad_gemms[0].at_once[1] = {32, {1e-3, 3e-3, 1e-3, 3e-3}};
