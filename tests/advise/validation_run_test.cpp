@@ -447,6 +447,9 @@ constexpr int kHeldOutSharedSecondsXeonCpu = 1, kHeldOutSharedSecondsXeonCpuSlow
 // held_out_shared_landed_xeon: none in most runs with the model as it is; with the copy
 // bandwidths halved, 13.
 constexpr int kHeldOutSharedLandedXeonCpu = 0, kHeldOutSharedLandedXeonCpuSlowCopies = 13;
+// held_out_rows_rule_xeon: 4 in most runs with the model as it is; with the copy bandwidths
+// halved, 12.
+constexpr int kHeldOutRowsRuleXeonCpu = 4, kHeldOutRowsRuleXeonCpuSlowCopies = 12;
 
 // `edit` on each measured step of every model in profile `p` (dense_rates[].points and
 // ranks_points).
@@ -1160,6 +1163,27 @@ TEST(ValidationRun, TheLandedSharedPassOnAFreshXeonSet) {
   ASSERT_EQ(sharded.size(), 48u);  // 4 models, 4 batches, 3 runs
   std::sort(sharded.begin(), sharded.end());
   EXPECT_NEAR((sharded[23] + sharded[24]) / 2, 0.040, 0.0005);
+}
+
+// Three runs on the Xeon by the build of 70f55a4 (2026-12-06, next session, 15:29-16:09 UTC),
+// held out for rows_rule.patch (the shared pass's seconds below 32 rows per device, the ratio
+// above), which that build does not use: 4 of 112 missed in most runs, over the 2 written down
+// before them, all four all-reduce steps at 32 (speedup under-predicted); the median |step error|
+// of the 48 sharded steps 3.5% (docs/SCALING.md, "The rule by rows on a fresh set").
+TEST(ValidationRun, TheRuleByRowsOnAFreshXeonSet) {
+  const std::string dir = "repeated/held_out_rows_rule_xeon";
+  const RepeatedOutcome now =
+      expect_fresh_cpu_set(dir, kHeldOutRowsRuleXeonCpu, kHeldOutRowsRuleXeonCpuSlowCopies);
+  EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices mirrored (allreduce) 1 MB buckets"),
+            3);
+  std::vector<double> sharded;
+  for (const RepeatedRow& r : now.rows) {
+    if (r.config != "2 devices mirrored (sharded)") continue;
+    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
+  }
+  ASSERT_EQ(sharded.size(), 48u);  // 4 models, 4 batches, 3 runs
+  std::sort(sharded.begin(), sharded.end());
+  EXPECT_NEAR((sharded[23] + sharded[24]) / 2, 0.0352, 0.0005);
 }
 
 // The first three runs on 2 MPI ranks on the Zen 4, by the same build (2026-12-05, later; no
