@@ -1143,6 +1143,21 @@ TEST(ValidationRun, TheSharedPassSecondsOnAFreshXeonSet) {
   EXPECT_NEAR((sharded[5] + sharded[6]) / 2, 0.042, 0.0005);
 }
 
+// The median |step error| of a 3-run set's 48 2-device sharded steps (4 models, 4 batches).
+double sharded_median_error(const RepeatedOutcome& o) {
+  std::vector<double> sharded;
+  for (const RepeatedRow& r : o.rows) {
+    if (r.config != "2 devices mirrored (sharded)") continue;
+    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
+  }
+  if (sharded.size() != 48u) {
+    ADD_FAILURE() << sharded.size() << " sharded step errors, not 48";
+    return -1;
+  }
+  std::sort(sharded.begin(), sharded.end());
+  return (sharded[23] + sharded[24]) / 2;
+}
+
 // Three runs on the Xeon by the build of fbf9d0b (2026-12-06, next session, 13:47-14:28 UTC),
 // whose model takes the shared pass's seconds: none of 112 missed in most runs, within the 2
 // written down before them (docs/SCALING.md, "The shared pass's seconds on a fresh set"). The
@@ -1155,14 +1170,7 @@ TEST(ValidationRun, TheLandedSharedPassOnAFreshXeonSet) {
   const RepeatedOutcome now =
       expect_fresh_cpu_set(dir, kHeldOutSharedLandedXeonCpu, kHeldOutSharedLandedXeonCpuSlowCopies);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices host"), 0);
-  std::vector<double> sharded;
-  for (const RepeatedRow& r : now.rows) {
-    if (r.config != "2 devices mirrored (sharded)") continue;
-    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
-  }
-  ASSERT_EQ(sharded.size(), 48u);  // 4 models, 4 batches, 3 runs
-  std::sort(sharded.begin(), sharded.end());
-  EXPECT_NEAR((sharded[23] + sharded[24]) / 2, 0.040, 0.0005);
+  EXPECT_NEAR(sharded_median_error(now), 0.040, 0.0005);
 }
 
 // Three runs on the Xeon by the build of 70f55a4 (2026-12-06, next session, 15:29-16:09 UTC),
@@ -1176,14 +1184,7 @@ TEST(ValidationRun, TheRuleByRowsOnAFreshXeonSet) {
       expect_fresh_cpu_set(dir, kHeldOutRowsRuleXeonCpu, kHeldOutRowsRuleXeonCpuSlowCopies);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices mirrored (allreduce) 1 MB buckets"),
             3);
-  std::vector<double> sharded;
-  for (const RepeatedRow& r : now.rows) {
-    if (r.config != "2 devices mirrored (sharded)") continue;
-    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
-  }
-  ASSERT_EQ(sharded.size(), 48u);  // 4 models, 4 batches, 3 runs
-  std::sort(sharded.begin(), sharded.end());
-  EXPECT_NEAR((sharded[23] + sharded[24]) / 2, 0.0352, 0.0005);
+  EXPECT_NEAR(sharded_median_error(now), 0.0352, 0.0005);
 }
 
 // The first three runs on 2 MPI ranks on the Zen 4, by the same build (2026-12-05, later; no
