@@ -1121,6 +1121,23 @@ TEST(ValidationRun, TheCallersSpinAndTheMicroShardsSumsOnAFreshXeonSet) {
             kHeldOutCallerSpinXeonCpuSlowMicro);
 }
 
+// The median |step error| of a 3-run set's 2-device sharded steps of its 4 models: at every
+// batch (48), or at `batch` only (12).
+double sharded_median_error(const RepeatedOutcome& o, int64_t batch = 0) {
+  std::vector<double> sharded;
+  for (const RepeatedRow& r : o.rows) {
+    if (r.config != "2 devices mirrored (sharded)" || (batch != 0 && r.batch != batch)) continue;
+    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
+  }
+  const size_t expected = batch != 0 ? 12u : 48u;
+  if (sharded.size() != expected) {
+    ADD_FAILURE() << sharded.size() << " sharded step errors, not " << expected;
+    return -1;
+  }
+  std::sort(sharded.begin(), sharded.end());
+  return (sharded[expected / 2 - 1] + sharded[expected / 2]) / 2;
+}
+
 // Three more runs on the Xeon by the build of 90dec46 (2026-12-06, 11:49-12:31 UTC), held out
 // for the rule that a sharded step's forward and backward take the steps-at-once probe's shared
 // pass's own seconds, which that build did not use (docs/SCALING.md, "A fresh set for the shared
@@ -1133,29 +1150,7 @@ TEST(ValidationRun, TheSharedPassSecondsOnAFreshXeonSet) {
   const RepeatedOutcome now = expect_fresh_cpu_set(dir, kHeldOutSharedSecondsXeonCpu,
                                                    kHeldOutSharedSecondsXeonCpuSlowCopies);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices host"), 2);
-  std::vector<double> sharded;
-  for (const RepeatedRow& r : now.rows) {
-    if (r.config != "2 devices mirrored (sharded)" || r.batch != 32) continue;
-    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
-  }
-  ASSERT_EQ(sharded.size(), 12u);  // 4 models, 3 runs
-  std::sort(sharded.begin(), sharded.end());
-  EXPECT_NEAR((sharded[5] + sharded[6]) / 2, 0.042, 0.0005);
-}
-
-// The median |step error| of a 3-run set's 48 2-device sharded steps (4 models, 4 batches).
-double sharded_median_error(const RepeatedOutcome& o) {
-  std::vector<double> sharded;
-  for (const RepeatedRow& r : o.rows) {
-    if (r.config != "2 devices mirrored (sharded)") continue;
-    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
-  }
-  if (sharded.size() != 48u) {
-    ADD_FAILURE() << sharded.size() << " sharded step errors, not 48";
-    return -1;
-  }
-  std::sort(sharded.begin(), sharded.end());
-  return (sharded[23] + sharded[24]) / 2;
+  EXPECT_NEAR(sharded_median_error(now, 32), 0.042, 0.0005);
 }
 
 // Three runs on the Xeon by the build of fbf9d0b (2026-12-06, next session, 13:47-14:28 UTC),
