@@ -81,9 +81,11 @@ Prediction single_device(const HardwareProfile& hw, const Scenario& s) {
 // gradients on its rows, hands over its operands per layer, and computes 1/N of every
 // weight gradient over the whole batch (N GEMMs of its rows of the kernel, one per replica's
 // rows: as many FLOPs as its own rows' weight gradient), then updates that 1/N; nothing is
-// summed. Its forward and backward take what calibrate's timing of the model's steps, all
-// devices at once over one shared parameter buffer, gives them at its rows
-// (shared_steps_seconds); in profiles without that timing, its forward is one device's and
+// summed. Its forward and backward come from calibrate's timing of the model's steps, all
+// devices at once over one shared parameter buffer: below kRatioFromRows rows per device the
+// seconds that timing gives them at its rows (shared_steps_seconds), from it one device's times
+// what that timing took over one device's alone (shared_steps_over_alone); in profiles without
+// that timing, its forward is one device's and
 // its backward one device's less what calibrate's timing of the backward GEMMs as a step runs
 // them says the shards save (weight_grad_shard_saved); in profiles without that
 // timing, its weight-gradient pass takes what the GEMMs timed warm or cold keep of the whole
@@ -96,7 +98,15 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
   const auto backward = [&] { return backward_seconds(hw.device, s.model, rows, share); };
-  if (const std::optional<double> seconds = shared_steps_seconds(hw.device, s.model, rows, n)) {
+  // The rule by rows (weight_grad_costs.h): below kRatioFromRows the shared pass's own seconds,
+  // from it one device's forward and backward times the shared pass over the alone pass.
+  const std::optional<double> ratio = shared_steps_over_alone(hw.device, rows, n);
+  if (ratio && rows >= kRatioFromRows) {
+    p.phases["compute"] =
+        (forward_seconds(hw.device, s.model, rows) + backward_seconds(hw.device, s.model, rows)) *
+        *ratio;
+  } else if (const std::optional<double> seconds =
+                 shared_steps_seconds(hw.device, s.model, rows, n)) {
     p.phases["compute"] = *seconds;
   } else if (const std::optional<double> saved = weight_grad_shard_saved(hw.device, rows, n)) {
     p.phases["compute"] += backward() * (1.0 - *saved);

@@ -84,6 +84,15 @@ std::optional<double> shared_steps_seconds(const DeviceProfile& d, const ModelCo
       [](const StepsAtOnceSeconds& a) { return a.modelled_shared_seconds(); });
 }
 
+std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t rows, int n) {
+  const WeightGradShards* timed = timed_for(d, n);
+  if (timed == nullptr || timed->at_once.empty()) return std::nullopt;
+  return log_interpolated(
+      timed->at_once, static_cast<double>(rows),
+      [](const StepsAtOnceSeconds& a) { return static_cast<double>(a.rows); },
+      [](const StepsAtOnceSeconds& a) { return a.modelled_shared_over_alone(); });
+}
+
 std::optional<double> micro_shards_over_alone(const DeviceProfile& d, int64_t rows, int n,
                                               int local) {
   const WeightGradShards* timed = timed_for(d, n);

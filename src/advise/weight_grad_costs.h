@@ -69,19 +69,30 @@ std::optional<double> weight_grad_shard_saved(const DeviceProfile& d, int64_t ro
 //   error| of the sharded steps at 16 rows per device in 6 of the 7 sets after that one.
 // Profiles time them only for chains of Dense layers (dense_rates). The probe leaves out the
 // loss, the relu's derivative and the input rows' copy (steps_at_once.h), which one device's
-// curve holds. The rule before took that curve at `rows` times the probe's shared pass over its
-// alone pass, which cancels them. But the alone pass varied between calibrations more than the
-// shared one (held_out_caller_spin_xeon, at 16 rows: 6.4-7.3 ms for 784-8192-10 and 7.5-9.2 ms
-// for the 6 x 1024 model, whose shared passes came within about 6% of the measured forward and
-// backward), and the ratio put those two models' sharded steps at 16 rows per device +3% to
-// +26% over. On the set held out for this rule (held_out_shared_seconds_xeon) the four models'
-// sharded steps at 16 rows came within a median |step error| of 4.2% over 3 runs (the ratio:
-// 9.0%), and no configuration newly missed. On the set after it (held_out_shared_landed_xeon),
-// with no configuration missed in most runs either way, the ratio came closer at every batch: a
-// median |step error| of 2.6% over the sharded steps at all four, this rule 4.0% (docs/SCALING.md,
-// "The shared pass's seconds on a fresh set").
+// curve holds. weight_grad_shard takes these seconds below kRatioFromRows rows per device only.
 std::optional<double> shared_steps_seconds(const DeviceProfile& d, const ModelCost& m, int64_t rows,
                                            int n);
+
+// The same timing's shared pass over its alone pass (one device's steps by themselves), in log
+// rows, where calibrate timed them for n devices; nullopt where it did not. One device's forward
+// and backward at `rows` times this is weight_grad_shard's from kRatioFromRows rows per device:
+// the ratio cancels what the probe leaves out.
+std::optional<double> shared_steps_over_alone(const DeviceProfile& d, int64_t rows, int n);
+
+// Where weight_grad_shard turns from the shared pass's seconds to the ratio, in rows per device.
+// The alone pass varied between calibrations more than the shared one at few rows
+// (held_out_caller_spin_xeon, at 16 rows: 6.4-7.3 ms for 784-8192-10 and 7.5-9.2 ms for the
+// 6 x 1024 model, whose shared passes came within about 6% of the measured forward and
+// backward), and the ratio alone put those two models' sharded steps at 16 rows per device +3%
+// to +26% over; on held_out_shared_seconds_xeon the shared pass's seconds brought the sharded
+// steps at 16 rows to a median |step error| of 4.2% (the ratio: 9.0%). At more rows the ratio
+// came closer: on held_out_shared_landed_xeon at every batch (a median of 2.6% over the sharded
+// steps at all four batches, the seconds alone 4.0%). This rule by rows, written after that set,
+// was held out by held_out_rows_rule_xeon: the same 4 configurations missed in most runs as the
+// seconds alone, none newly, and a median |step error| over the 48 sharded steps of 3.4% (the
+// seconds alone 3.5%, the ratio alone 3.6% with 784-8192-10's sharded step at 16 rows missed
+// too); docs/SCALING.md, "The rule by rows on a fresh set" and "The rule by rows, landed".
+inline constexpr int64_t kRatioFromRows = 32;
 
 // A device's micro-shard in deterministic mode over one device's step alone at its rows, all n
 // devices at once over one shared parameter buffer with `local` micro-shards each, where

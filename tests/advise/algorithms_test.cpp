@@ -348,9 +348,10 @@ TEST(Algorithms, ShardedWeightGradientsSaveWhatTheirStepTimedGemmsSave) {
 }
 
 // Timed with all devices at once over one shared parameter buffer, a device's forward and
-// backward take the shared timings' seconds, interpolated in log rows, in place of the
-// step-timed GEMMs' saved share: the probe's alone pass does not enter, and one device's curve
-// only beyond the timed rows, where the nearest end's seconds grow as it does.
+// backward below 32 rows take the shared timings' seconds, interpolated in log rows, in place of
+// the step-timed GEMMs' saved share: the probe's alone pass does not enter, and one device's
+// curve only beyond the timed rows, where the nearest end's seconds grow as it does. From 32
+// rows they are one device's times the shared pass over the alone pass.
 TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   const HardwareProfile hw = sharded_profile();
   const Scenario s = sharded_at_16_rows();
@@ -382,7 +383,7 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   EXPECT_NEAR(phases(timed(2e-3, 3e-3)).at("compute"), 5e-3, 1e-12);
   // The probe's alone pass does not enter.
   EXPECT_NEAR(phases(timed(1.2e-3, 2e-3, 8e-3)).at("compute"), 3.2e-3, 1e-12);
-  // Beyond the timed rows (8 rows: 2 ms, 64 rows: 5 ms), the nearest end's seconds grow or
+  // Beyond the timed rows (8 rows: 2 ms, 16 rows: 5 ms), the nearest end's seconds grow or
   // shrink as one device's forward and backward do from the end's rows.
   const auto one_device = [&](int64_t rows) {
     Scenario o = one;
@@ -390,14 +391,14 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
     return simulate(alone_profile, o, Algorithm::single_device).phases.at("compute");
   };
   // So holding the end's seconds flat would fail.
-  ASSERT_GT(one_device(128), 1.5 * one_device(64));
+  ASSERT_GT(one_device(24), 1.2 * one_device(16));
   ASSERT_LT(one_device(4), 0.9 * one_device(8));
   HardwareProfile ends = timed(1e-3, 1e-3);
-  ends.device.row_weight_grad_gemms[0].at_once[1] = {64, {1e-3, 3e-3, 2e-3, 3e-3}};
+  ends.device.row_weight_grad_gemms[0].at_once[1] = {16, {1e-3, 3e-3, 2e-3, 3e-3}};
   Scenario wide = s, narrow = s;
-  wide.batch = 256;  // 128 rows per device
+  wide.batch = 48;   // 24 rows per device
   narrow.batch = 8;  // 4
-  EXPECT_NEAR(sharded_phases(ends, wide).at("compute"), 5e-3 * one_device(128) / one_device(64),
+  EXPECT_NEAR(sharded_phases(ends, wide).at("compute"), 5e-3 * one_device(24) / one_device(16),
               1e-12);
   EXPECT_NEAR(sharded_phases(ends, narrow).at("compute"), 2e-3 * one_device(4) / one_device(8),
               1e-12);
@@ -428,6 +429,22 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   for (const char* phase : {"allreduce", "optimizer", "overhead", "input"}) {
     EXPECT_EQ(before.at(phase), after.at(phase)) << phase;
   }
+  // From 32 rows per device, one device's forward and backward times the shared pass over the
+  // alone pass, in log rows: 8 rows' ratio is 1 (4 ms over 4 ms) and 64 rows' 1/2 (4 ms over
+  // 8 ms), so 32 rows take 2/3 of one device's; 31 rows still the seconds; beyond 64 rows, 64's.
+  HardwareProfile ratio = timed(1e-3, 3e-3);
+  ratio.device.row_weight_grad_gemms[0].at_once[1] = {64, {2e-3, 6e-3, 1e-3, 3e-3}};
+  const auto at_rows = [&](const HardwareProfile& h, int64_t rows) {
+    Scenario r = s;
+    r.batch = 2 * rows;
+    return sharded_phases(h, r).at("compute");
+  };
+  EXPECT_NEAR(at_rows(ratio, 32), one_device(32) * 2 / 3, 1e-12);
+  EXPECT_NEAR(at_rows(ratio, 64), one_device(64) / 2, 1e-12);
+  EXPECT_NEAR(at_rows(ratio, 128), one_device(128) / 2, 1e-12);
+  EXPECT_NEAR(at_rows(ratio, 31), 4e-3, 1e-12);
+  // So the seconds alone (4 ms at every timed row count) would fail there.
+  ASSERT_GT(std::abs(one_device(32) * 2 / 3 - 4e-3), 1e-4);
   // Without them, the step-timed GEMMs' rule: 1/2 of the backward saved.
   HardwareProfile step = timed(1e-3, 3e-3);
   step.device.row_weight_grad_gemms[0].at_once.clear();

@@ -870,9 +870,11 @@ void without_medians(json& p) {
 // missed in most runs either way (784-256-256-10's deterministic step at 32, in every run).
 // When measured, by the ratio of the shared pass to the alone pass: 5 misses over the 3 runs
 // against 6, 784-8192-10's sharded step at 32 in none against 1, and the sharded steps' summed
-// |step error| 2.36 against 2.62. At the shared pass's own seconds (the model since): 4 misses
-// against 5, that step in none either way, and the summed |step error| 1.55 against 1.45: the
-// set's criterion that the medians' summed error be the smaller no longer holds here. Over the 3
+// |step error| 2.36 against 2.62. At the shared pass's own seconds: 4 misses against 5, that step
+// in none either way, and the summed |step error| 1.55 against 1.45; by the rule by rows (the
+// model since: those seconds below 32 rows per device, the ratio from 32): 5 misses against 5,
+// and 1.76 against 1.71. The set's criterion that the medians' summed error be the smaller no
+// longer holds here. Over the 3
 // runs of each of six later Xeon and Zen 4 sets (docs/SCALING.md, "The shared pass's seconds,
 // landed") the median |step error| of the sharded steps at 32 was smaller with the medians in
 // five; the medians are kept on that description, not on a held-out check.
@@ -899,10 +901,10 @@ TEST(ValidationRun, StepsAtOnceFromTheRoundsMediansOnAFreshHeldOutSet) {
   };
   const auto [median_misses, median_errors] = summed(median);
   const auto [best_misses, best_errors] = summed(best);
-  EXPECT_EQ(median_misses, 4);
+  EXPECT_EQ(median_misses, 5);
   EXPECT_EQ(best_misses, 5);
-  EXPECT_NEAR(median_errors, 1.550, 0.0005);
-  EXPECT_NEAR(best_errors, 1.451, 0.0005);
+  EXPECT_NEAR(median_errors, 1.762, 0.0005);
+  EXPECT_NEAR(best_errors, 1.715, 0.0005);
   EXPECT_EQ(median.runs_missed("784-8192-10", 32, sharded), 0);
   EXPECT_EQ(best.runs_missed("784-8192-10", 32, sharded), 0);
   EXPECT_EQ(median.runs_missed("784-256-256-10", 32, "2 devices mirrored deterministic"), 3);
@@ -1157,29 +1159,31 @@ TEST(ValidationRun, TheSharedPassSecondsOnAFreshXeonSet) {
 // whose model takes the shared pass's seconds: none of 112 missed in most runs, within the 2
 // written down before them (docs/SCALING.md, "The shared pass's seconds on a fresh set"). The
 // median |step error| of the four models' 2-device sharded steps at the four batches over the 3
-// runs is 4.0% (2.6% by the ratio of the shared pass to the alone pass, recomputed by the build
-// before: the criteria for the rule at 32 and at 2048 failed). 784-256-256-10's host step at
-// 32, missed in most runs of the set before, misses in none (+14% to +18%).
+// runs was 4.0% (2.6% by the ratio of the shared pass to the alone pass, recomputed by the build
+// before: the criteria for the rule at 32 and at 2048 failed); by the rule by rows written after
+// it (the model since) 2.6%. 784-256-256-10's host step at 32, missed in most runs of the set
+// before, misses in none (+14% to +18%).
 TEST(ValidationRun, TheLandedSharedPassOnAFreshXeonSet) {
   const std::string dir = "repeated/held_out_shared_landed_xeon";
   const RepeatedOutcome now =
       expect_fresh_cpu_set(dir, kHeldOutSharedLandedXeonCpu, kHeldOutSharedLandedXeonCpuSlowCopies);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices host"), 0);
-  EXPECT_NEAR(sharded_median_error(now), 0.040, 0.0005);
+  EXPECT_NEAR(sharded_median_error(now), 0.0256, 0.0005);
 }
 
 // Three runs on the Xeon by the build of 70f55a4 (2026-12-06, next session, 15:29-16:09 UTC),
 // held out for rows_rule.patch (the shared pass's seconds below 32 rows per device, the ratio
-// above), which that build does not use: 4 of 112 missed in most runs, over the 2 written down
-// before them, all four all-reduce steps at 32 (speedup under-predicted); the median |step error|
-// of the 48 sharded steps 3.5% (docs/SCALING.md, "The rule by rows on a fresh set").
+// from 32), which that build did not use: 4 of 112 missed in most runs either way, over the 2
+// written down before them, all four all-reduce steps at 32 (speedup under-predicted); the median
+// |step error| of the 48 sharded steps 3.4% by the rule (the model since), 3.5% by the build's
+// (docs/SCALING.md, "The rule by rows on a fresh set").
 TEST(ValidationRun, TheRuleByRowsOnAFreshXeonSet) {
   const std::string dir = "repeated/held_out_rows_rule_xeon";
   const RepeatedOutcome now =
       expect_fresh_cpu_set(dir, kHeldOutRowsRuleXeonCpu, kHeldOutRowsRuleXeonCpuSlowCopies);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices mirrored (allreduce) 1 MB buckets"),
             3);
-  EXPECT_NEAR(sharded_median_error(now), 0.0352, 0.0005);
+  EXPECT_NEAR(sharded_median_error(now), 0.0337, 0.0005);
 }
 
 // The first three runs on 2 MPI ranks on the Zen 4, by the same build (2026-12-05, later; no
