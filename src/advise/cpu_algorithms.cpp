@@ -83,9 +83,9 @@ Prediction single_device(const HardwareProfile& hw, const Scenario& s) {
 // rows: as many FLOPs as its own rows' weight gradient), then updates that 1/N; nothing is
 // summed. Its forward and backward come from calibrate's timing of the model's steps, all
 // devices at once over one shared parameter buffer: below kRatioFromRows rows per device the
-// seconds that timing gives them at its rows (shared_steps_seconds), from it one device's times
-// what that timing took over one device's alone (shared_steps_over_alone); in profiles without
-// that timing, its forward is one device's and
+// seconds that timing gives them at its rows (shared_steps_seconds), from it one device's
+// (without the devices' shares) times the probe's shared pass over its alone pass
+// (shared_steps_over_alone); in profiles without that timing, its forward is one device's and
 // its backward one device's less what calibrate's timing of the backward GEMMs as a step runs
 // them says the shards save (weight_grad_shard_saved); in profiles without that
 // timing, its weight-gradient pass takes what the GEMMs timed warm or cold keep of the whole
@@ -98,8 +98,6 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
   const auto backward = [&] { return backward_seconds(hw.device, s.model, rows, share); };
-  // The rule by rows (weight_grad_costs.h): below kRatioFromRows the shared pass's own seconds,
-  // from it one device's forward and backward times the shared pass over the alone pass.
   const std::optional<double> ratio = shared_steps_over_alone(hw.device, rows, n);
   if (ratio && rows >= kRatioFromRows) {
     p.phases["compute"] =

@@ -73,8 +73,9 @@ struct StepsAtOnceSeconds {
 
   bool has_medians() const { return median.forward_alone > 0; }
   // What the cost model takes: the medians where recorded, else the best. The sharded step's
-  // forward and backward: the shared pass's seconds (weight_grad_shard, cpu_algorithms.cpp).
-  // Calibrate's summary prints their ratio to the alone pass; the model does not use it.
+  // forward and backward (weight_grad_shard, cpu_algorithms.cpp): the shared pass's seconds
+  // below kRatioFromRows rows per device, one device's times the shared pass over the alone
+  // pass from there (weight_grad_costs.h); calibrate's summary prints the ratio too.
   double modelled_shared_seconds() const {
     const StepsAtOnceTimes& t = has_medians() ? median : best;
     return t.forward_shared + t.backward_shared;

@@ -443,8 +443,23 @@ TEST(Algorithms, ShardedStepsTakeWhatTheirStepsAtOnceTake) {
   EXPECT_NEAR(at_rows(ratio, 64), one_device(64) / 2, 1e-12);
   EXPECT_NEAR(at_rows(ratio, 128), one_device(128) / 2, 1e-12);
   EXPECT_NEAR(at_rows(ratio, 31), 4e-3, 1e-12);
-  // So the seconds alone (4 ms at every timed row count) would fail there.
+  // So the seconds alone (4 ms at every timed row count) would fail there, and the ratio at 31.
   ASSERT_GT(std::abs(one_device(32) * 2 / 3 - 4e-3), 1e-4);
+  ASSERT_GT(std::abs(one_device(31) * 2 / 3 - 4e-3), 1e-4);
+  // The rounds' medians where recorded: 64 rows' medians say 4 ms over 16 ms, a ratio of 1/4
+  // (their best still 1/2).
+  HardwareProfile ratio_medians = ratio;
+  for (StepsAtOnceSeconds& a : ratio_medians.device.row_weight_grad_gemms[0].at_once) {
+    a.median = a.best;
+  }
+  ratio_medians.device.row_weight_grad_gemms[0].at_once[1].median = {4e-3, 12e-3, 1e-3, 3e-3};
+  EXPECT_NEAR(at_rows(ratio_medians, 64), one_device(64) / 4, 1e-12);
+  // From 32 rows under the first timed row: that row's ratio (timed at 64 and 128 only).
+  HardwareProfile late = ratio;
+  auto& late_once = late.device.row_weight_grad_gemms[0].at_once;
+  late_once[0] = {64, {1e-3, 3e-3, 1e-3, 1e-3}};  // 1/2
+  late_once[1] = {128, {1e-3, 3e-3, 1e-3, 3e-3}};
+  EXPECT_NEAR(at_rows(late, 32), one_device(32) / 2, 1e-12);
   // Without them, the step-timed GEMMs' rule: 1/2 of the backward saved.
   HardwareProfile step = timed(1e-3, 3e-3);
   step.device.row_weight_grad_gemms[0].at_once.clear();
