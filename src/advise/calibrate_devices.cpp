@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "advise/allreduce_probe.h"
 #include "advise/at_once_probes.h"
 #include "advise/host_exchange_probe.h"
 #include "parallel/strategy.h"
@@ -41,6 +42,12 @@ std::string contention_words(const std::vector<UpdateContention>& contention) {
 std::string host_words(const std::vector<HostExchangeSeconds>& host) {
   return table_words(host, [](const HostExchangeSeconds& e) {
     return fmt::format("{} KiB {:.1f}/{:.1f}", e.bytes >> 10, e.copy * 1e6, e.sum * 1e6);
+  });
+}
+
+std::string allreduce_words(const std::vector<AllreduceSeconds>& allreduce) {
+  return table_words(allreduce, [](const AllreduceSeconds& e) {
+    return fmt::format("{} KiB {:.1f}", e.bytes >> 10, e.seconds * 1e6);
   });
 }
 
@@ -83,6 +90,9 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
   if (devices > 1) {
     p.host = host_exchange(host_exchange_sizes(p.private_cache), devices, threads, 15);
   }
+  // The all-reduce reducer's exchange of one bucket on every device at once, at bucket sizes
+  // from 4 KiB to 64 MiB (allreduce_sizes).
+  if (devices > 1) p.allreduce = allreduce_exchange(allreduce_sizes(), devices, 15);
   log << fmt::format(
       "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
       "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us\n"
@@ -101,6 +111,10 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
   if (!p.host.empty()) {
     log << fmt::format("{} devices' host copies, us per weight copy/gradient sum: {}\n", devices,
                        host_words(p.host));
+  }
+  if (!p.allreduce.empty()) {
+    log << fmt::format("{} devices' all-reduce of one bucket, us: {}\n", devices,
+                       allreduce_words(p.allreduce));
   }
   return p;
 }
@@ -138,6 +152,13 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
       host.push_back({{"bytes", e.bytes}, {"copy", e.copy}, {"sum", e.sum}});
     }
     device["host_exchange_devices"] = devices;
+  }
+  if (!p.allreduce.empty()) {
+    json& allreduce = device["allreduce_exchange"] = json::array();
+    for (const AllreduceSeconds& e : p.allreduce) {
+      allreduce.push_back({{"bytes", e.bytes}, {"seconds", e.seconds}});
+    }
+    device["allreduce_exchange_devices"] = devices;
   }
   sources["device.concurrent_memory_share"] = fmt::format(
       "Measured: b += a over {:.1f} MB on each of {} threads at once (the slowest thread), "
@@ -188,6 +209,16 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
         p.private_cache > 0 ? fmt::format("{} bytes", p.private_cache)
                             : std::string("unknown: up to 1 MiB"),
         host_words(p.host));
+  }
+  if (!p.allreduce.empty()) {
+    sources["device.allreduce_exchange"] = fmt::format(
+        "Measured: the all-reduce reducer's exchange (grad_reducer.cpp, AllreduceReducer over "
+        "shared_memory_communicator.cpp) on a DeviceGroup of {} one-thread devices at once, each "
+        "reading its parameters and writing its gradients, then posting them as one bucket and "
+        "waiting for it (each summing its 1/{} and copying the sum into the others); the "
+        "devices' mean, medians of 15 rounds. Not used by the model yet. Microseconds by bucket "
+        "bytes: {}",
+        devices, devices, allreduce_words(p.allreduce));
   }
   if (p.shared_cache > 0) {
     sources["device.shared_cache_bytes"] = fmt::format(

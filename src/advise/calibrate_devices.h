@@ -1,8 +1,10 @@
 // What several CPU devices share or pay per step, measured by `tandem calibrate` without
-// training on them (probes.h, at_once_probes.h, host_exchange_probe.h): memory streamed by
+// training on them (probes.h, at_once_probes.h, host_exchange_probe.h,
+// allreduce_probe.h): memory streamed by
 // every device's core at once, GEMMs computed at once, the device threads' wake, join and
 // barrier, the bf16 loops of MPI gradient compression, the update on every device at once,
-// deterministic mode's exchange and the host strategy's copies; and how the profile holds each
+// deterministic mode's exchange, the host strategy's copies and the all-reduce reducer's exchange;
+// and how the profile holds each
 // figure, with its source.
 #pragma once
 
@@ -29,10 +31,12 @@ struct DeviceProbes {
   int exchange_shards = 1;                   // each device's share of the default micro-shards
   int64_t private_cache = 0;                 // bytes; 0 where the system reports none
   std::vector<HostExchangeSeconds> host;     // none for one device
+  std::vector<AllreduceSeconds> allreduce;   // none for one device
 };
 
 // Measures the probes for `devices` devices of `threads` threads (the shares, the
-// synchronisation, the update, the exchange and the host's copies only for 2 or more), a line
+// synchronisation, the update, the exchange, the host's copies and the all-reduce only for 2 or
+// more), a line
 // of each to `log`.
 DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::ostream& log);
 

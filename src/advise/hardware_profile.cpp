@@ -133,6 +133,7 @@ HardwareProfile parse_hardware_profile(const json& j, const std::string& origin)
   read_update_contention(dj, d, p.device);
   read_deterministic_exchange(dj, d, p.device);
   read_host_exchange(dj, d, p.device);
+  read_allreduce_exchange(dj, d, p.device);
   if (dj.contains("dense_rates")) {
     p.device.dense_rates = dense_rates(dj.at("dense_rates"), d + ": dense_rates");
   }

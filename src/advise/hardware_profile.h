@@ -160,6 +160,15 @@ struct HostExchangeSeconds {
   double copy = 0, sum = 0;
 };
 
+// The all-reduce reducer's exchange (grad_reducer.cpp, AllreduceReducer) timed on several CPU
+// devices at once for one bucket of `bytes` float32 bytes (calibrate's allreduce_exchange): the
+// bucket posted and waited for right after every device's backward wrote it; seconds, the
+// devices' mean.
+struct AllreduceSeconds {
+  int64_t bytes = 0;
+  double seconds = 0;
+};
+
 // One convolution shape (per sample: batch 1) timed on one device by calibrate: oneDNN's
 // forward, backward-data and backward-weights primitives (CpuBackend's conv2d_*), seconds
 // per sample at `batch` samples.
@@ -254,6 +263,12 @@ struct DeviceProfile {
   // small model's host step (docs/SCALING.md, "The host's copies timed at once").
   std::vector<HostExchangeSeconds> host_exchange;
   int host_exchange_devices = 0;
+  // The all-reduce reducer's exchange of one bucket on allreduce_exchange_devices devices at
+  // once, at bucket sizes from 4 KiB to 64 MiB, ascending in bytes (profiles since 2026-12-06,
+  // evening; empty: not measured). Kept as measured, unused: the model's all-reduce takes the
+  // rates of the sum and copy probes (docs/SCALING.md, "The all-reduce timed at once").
+  std::vector<AllreduceSeconds> allreduce_exchange;
+  int allreduce_exchange_devices = 0;
   // A CPU device: the threads it runs (what tandem train --devices 1 --threads-per-device N
   // runs); 0: not one (a GPU).
   int threads = 0;

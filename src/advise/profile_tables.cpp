@@ -145,26 +145,49 @@ void read_deterministic_exchange(const json& dj, const std::string& d, DevicePro
   device.deterministic_exchange_shards = count_field(dj, "deterministic_exchange_shards", d, 1);
 }
 
-void read_host_exchange(const json& dj, const std::string& d, DeviceProfile& device) {
-  if (!dj.contains("host_exchange")) {
-    if (dj.contains("host_exchange_devices")) {
-      throw ConfigError(d +
-                        ": 'host_exchange_devices' without 'host_exchange' (the devices it "
-                        "timed the host's copies on)");
+namespace {
+
+// The table `key` (size_table, with `fields`) into `table` and its devices `key`_devices into
+// `devices`, both or neither; `timed` says what the devices were timed doing, for the errors.
+template <typename T, typename Fields>
+void table_with_devices(const json& dj, const std::string& d, const std::string& key,
+                        const std::string& timed, Fields fields, std::vector<T>& table,
+                        int& devices) {
+  const std::string devices_key = key + "_devices";
+  if (!dj.contains(key)) {
+    if (dj.contains(devices_key)) {
+      throw ConfigError(d + ": '" + devices_key + "' without '" + key + "' (the devices it timed " +
+                        timed + " on)");
     }
     return;
   }
-  device.host_exchange = size_table<HostExchangeSeconds>(
-      dj, d, "host_exchange", [](const json& c, const std::string& where, HostExchangeSeconds& e) {
+  table = size_table<T>(dj, d, key.c_str(), fields);
+  if (!dj.contains(devices_key)) {
+    throw ConfigError(d + ": '" + key + "' needs '" + devices_key + "' (the devices it timed " +
+                      timed + " on)");
+  }
+  devices = devices_at_once(dj, d, devices_key.c_str());
+}
+
+}  // namespace
+
+void read_host_exchange(const json& dj, const std::string& d, DeviceProfile& device) {
+  table_with_devices<HostExchangeSeconds>(
+      dj, d, "host_exchange", "the host's copies",
+      [](const json& c, const std::string& where, HostExchangeSeconds& e) {
         e.copy = positive_field(c, "copy", where);
         e.sum = positive_field(c, "sum", where);
-      });
-  if (!dj.contains("host_exchange_devices")) {
-    throw ConfigError(d +
-                      ": 'host_exchange' needs 'host_exchange_devices' (the devices copying at "
-                      "once)");
-  }
-  device.host_exchange_devices = devices_at_once(dj, d, "host_exchange_devices");
+      },
+      device.host_exchange, device.host_exchange_devices);
+}
+
+void read_allreduce_exchange(const json& dj, const std::string& d, DeviceProfile& device) {
+  table_with_devices<AllreduceSeconds>(
+      dj, d, "allreduce_exchange", "the all-reduce",
+      [](const json& c, const std::string& where, AllreduceSeconds& e) {
+        e.seconds = positive_field(c, "seconds", where);
+      },
+      device.allreduce_exchange, device.allreduce_exchange_devices);
 }
 
 }  // namespace tandem::detail

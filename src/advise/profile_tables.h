@@ -37,4 +37,9 @@ void read_deterministic_exchange(const nlohmann::json& dj, const std::string& wh
 // devices.
 void read_host_exchange(const nlohmann::json& dj, const std::string& where, DeviceProfile& device);
 
+// device.allreduce_exchange and its devices, where `dj` has them: ascending in bytes, 2 or more
+// devices, each needing the other.
+void read_allreduce_exchange(const nlohmann::json& dj, const std::string& where,
+                             DeviceProfile& device);
+
 }  // namespace tandem::detail

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "advise/allreduce_probe.h"
 #include "advise/at_once_probes.h"
 #include "advise/calibrate_dense.h"
 #include "advise/cost_model.h"
@@ -122,6 +123,28 @@ TEST(Calibrate, TheHostsCopiesAreMeasuredAtEachSize) {
   }
   EXPECT_EQ(host_exchange({8}, 3, 1, 1).at(0).bytes, 4 * 16 * 3);
   test::expect_error<Error>([] { host_exchange({4096}, 1, 1, 1); }, {"2 or more devices"});
+}
+
+// The all-reduce of one bucket on several devices at once: one entry per size asked, ascending,
+// in whole floats (at least 16 per device), its seconds positive and finite (the probe checks
+// the sums itself); fewer than 2 devices are refused. Timed from 4 KiB to 64 MiB, doubling.
+TEST(Calibrate, TheAllreduceIsMeasuredAtEachBucketSize) {
+  const auto allreduce = allreduce_exchange({4096, 65539, 1 << 20}, 2, 3);
+  ASSERT_EQ(allreduce.size(), 3u);
+  EXPECT_EQ(allreduce[0].bytes, 4096);
+  EXPECT_EQ(allreduce[1].bytes, 65536);
+  EXPECT_EQ(allreduce[2].bytes, 1 << 20);
+  for (const auto& e : allreduce) {
+    EXPECT_GT(e.seconds, 0);
+    EXPECT_TRUE(std::isfinite(e.seconds));
+  }
+  EXPECT_EQ(allreduce_exchange({8}, 3, 1).at(0).bytes, 4 * 16 * 3);
+  test::expect_error<Error>([] { allreduce_exchange({4096}, 1, 1); }, {"2 or more devices"});
+  const std::vector<int64_t> sizes = allreduce_sizes();
+  ASSERT_EQ(sizes.size(), 15u);
+  EXPECT_EQ(sizes.front(), 4096);
+  EXPECT_EQ(sizes.back(), int64_t{64} << 20);
+  for (size_t i = 1; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], 2 * sizes[i - 1]);
 }
 
 // The host's copies are timed from 64 KiB up to the core's private cache, that size included

@@ -334,6 +334,43 @@ TEST(HardwareProfileFile, TheHostsCopiesAreReadAndChecked) {
       });
 }
 
+// The all-reduce reducer's exchange timed at once: read back ascending with its devices; an
+// older profile has none; malformed ones refused naming the file and the field.
+TEST(HardwareProfileFile, TheAllreduceTimedAtOnceIsReadAndChecked) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["device"]["allreduce_exchange"] = {{{"bytes", 4096}, {"seconds", 2e-6}},
+                                       {{"bytes", 67108864}, {"seconds", 9e-3}}};
+  j["device"]["allreduce_exchange_devices"] = 2;
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  ASSERT_EQ(hw.device.allreduce_exchange.size(), 2u);
+  EXPECT_EQ(hw.device.allreduce_exchange_devices, 2);
+  EXPECT_EQ(hw.device.allreduce_exchange[0].bytes, 4096);
+  EXPECT_DOUBLE_EQ(hw.device.allreduce_exchange[0].seconds, 2e-6);
+  EXPECT_EQ(hw.device.allreduce_exchange[1].bytes, 67108864);
+  EXPECT_DOUBLE_EQ(hw.device.allreduce_exchange[1].seconds, 9e-3);
+  const HardwareProfile shipped =
+      load_hardware_profile(write_profile(dir, shipped_profile("this-machine-cpu")));
+  EXPECT_TRUE(shipped.device.allreduce_exchange.empty());
+  EXPECT_EQ(shipped.device.allreduce_exchange_devices, 0);
+  expect_each_refused(dir, j, "/device/allreduce_exchange", "allreduce_exchange",
+                      {
+                          {[](json& c) { c = json::array(); }, "must be a non-empty array"},
+                          {[](json& c) { c[1]["bytes"] = 4096; }, "must ascend in 'bytes'"},
+                          {[](json& c) { c[0]["bytes"] = 0; }, "a whole number >= 1"},
+                          {[](json& c) { c[0]["seconds"] = 0; }, "'seconds' must be > 0"},
+                          {[](json& c) { c[1].erase("seconds"); }, "missing number 'seconds'"},
+                      });
+  expect_each_refused(dir, j, "/device", "allreduce_exchange",
+                      {
+                          {[](json& d) { d.erase("allreduce_exchange_devices"); },
+                           "needs 'allreduce_exchange_devices'"},
+                          {[](json& d) { d.erase("allreduce_exchange"); },
+                           "'allreduce_exchange_devices' without 'allreduce_exchange'"},
+                          {[](json& d) { d["allreduce_exchange_devices"] = 1; }, "2 or more"},
+                      });
+}
+
 // A dense model's measured steps (dense_rates[].points), with or without their update's
 // seconds: read back ascending; malformed ones refused naming the file and the field; an
 // entry without them keeps its line.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "advise/allreduce_probe.h"
 #include "advise/at_once_probes.h"
 #include "advise/hardware_profile.h"
 #include "advise/host_exchange_probe.h"
@@ -476,6 +477,15 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     EXPECT_GT(host[i].at("copy").get<double>(), 0);
     EXPECT_GT(host[i].at("sum").get<double>(), 0);
   }
+  // The all-reduce of one bucket on the 2 devices at once, from 4 KiB to 64 MiB.
+  EXPECT_EQ(j.at("device").at("allreduce_exchange_devices"), 2);
+  const auto& allreduce = j.at("device").at("allreduce_exchange");
+  const std::vector<int64_t> allreduce_sizes = tandem::detail::allreduce_sizes();
+  ASSERT_EQ(allreduce.size(), allreduce_sizes.size());
+  for (size_t i = 0; i < allreduce.size(); ++i) {
+    EXPECT_EQ(allreduce[i].at("bytes").get<int64_t>(), allreduce_sizes[i]);
+    EXPECT_GT(allreduce[i].at("seconds").get<double>(), 0);
+  }
   // The shared cache's size exactly where the system gives one, with where it came from.
   const int64_t shared_cache = tandem::detail::shared_cache_bytes();
   ASSERT_EQ(j.at("device").contains("shared_cache_bytes"), shared_cache > 0);
@@ -555,15 +565,26 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   }
   EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
   // Every figure names its measurement.
-  for (const char* source :
-       {"device.sustained_flops, device.half_rows", "device.memory_bandwidth", "device.conv_shapes",
-        "device.conv_flops, device.conv_step_scale", "device.pool_scale", "host.memory_bandwidth",
-        "host_device", "device_device", "device.concurrent_memory_share",
-        "device.fork_join, device.barrier", "device.bf16_loops", "device.update_contention",
-        "device.deterministic_exchange", "device.host_exchange", "device.dense_rates 784-256-10",
-        "device.cold_copy_bandwidth, device.cold_sum_bandwidth",
-        "device.dense_rates 784-512-128-10", "device.dense_rates 784-512-128-10 weight_grad_gemms",
-        "device.dense_rates 784-256-10 weight_grad_gemms"}) {
+  for (const char* source : {"device.sustained_flops, device.half_rows",
+                             "device.memory_bandwidth",
+                             "device.conv_shapes",
+                             "device.conv_flops, device.conv_step_scale",
+                             "device.pool_scale",
+                             "host.memory_bandwidth",
+                             "host_device",
+                             "device_device",
+                             "device.concurrent_memory_share",
+                             "device.fork_join, device.barrier",
+                             "device.bf16_loops",
+                             "device.update_contention",
+                             "device.deterministic_exchange",
+                             "device.host_exchange",
+                             "device.allreduce_exchange",
+                             "device.dense_rates 784-256-10",
+                             "device.cold_copy_bandwidth, device.cold_sum_bandwidth",
+                             "device.dense_rates 784-512-128-10",
+                             "device.dense_rates 784-512-128-10 weight_grad_gemms",
+                             "device.dense_rates 784-256-10 weight_grad_gemms"}) {
     ASSERT_TRUE(j.at("sources").contains(source)) << source;
     EXPECT_THAT(j.at("sources").at(source).get<std::string>(), HasSubstr("Measured"));
   }
