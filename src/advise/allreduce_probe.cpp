@@ -8,6 +8,7 @@
 #include "advise/at_once_probes.h"
 #include "advise/step_run.h"
 #include "core/aligned_buffer.h"
+#include "parallel/buckets.h"
 #include "parallel/device_group.h"
 #include "parallel/shared_memory_communicator.h"
 #include "profile/phase_timer.h"
@@ -16,11 +17,11 @@
 namespace tandem::detail {
 
 std::vector<AllreduceSeconds> allreduce_exchange(const std::vector<int64_t>& bytes, int devices,
-                                                 int repeats) {
+                                                 int threads, int repeats) {
   if (devices < 2) {
     throw Error("allreduce_exchange: 2 or more devices, got " + std::to_string(devices));
   }
-  DeviceGroup group(plan_devices(devices, 1));
+  DeviceGroup group(plan_devices(devices, threads));
   // As mirrored.cpp builds them for the all-reduce reducer: one group over the devices'
   // barrier, a communicator per device.
   const auto comm_group = std::make_shared<SharedMemoryGroup>(devices, &group.barrier());
@@ -31,6 +32,8 @@ std::vector<AllreduceSeconds> allreduce_exchange(const std::vector<int64_t>& byt
   std::vector<AllreduceSeconds> out;
   for (const int64_t size : bytes) {
     const int64_t n = std::max<int64_t>(size / 4, int64_t{16} * devices);
+    // Sizes under 16 floats per device time that many; each is timed once.
+    if (!out.empty() && 4 * n <= out.back().bytes) continue;
     std::vector<AlignedBuffer> params, grads;
     for (int d = 0; d < devices; ++d) {
       params.emplace_back(n);
@@ -38,8 +41,8 @@ std::vector<AllreduceSeconds> allreduce_exchange(const std::vector<int64_t>& byt
       std::fill(params[d].data(), params[d].data() + n, 0.5f);
     }
     std::vector<double> each(devices), sinks(devices), seconds;
-    // Device d's gradients in round r; their sum over the devices.
-    const auto value = [](int d, int r) { return 1e-3f * static_cast<float>(d + 1 + r % 8); };
+    // Device d's gradients in round r, whole numbers, so that their sum is exact in any order.
+    const auto value = [](int d, int r) { return static_cast<float>(d + 1 + r % 8); };
     bool summed = true;
     for (int r = 0; r < std::max(repeats, 1); ++r) {
       group.run([&](int d) {
@@ -56,9 +59,13 @@ std::vector<AllreduceSeconds> allreduce_exchange(const std::vector<int64_t>& byt
       seconds.push_back(mean_of(each));
       float expected = 0;
       for (int d = 0; d < devices; ++d) expected += value(d, r);
-      for (int d = 0; d < devices; ++d) {
-        for (const int64_t i : {int64_t{0}, n / 2, n - 1}) {
-          summed = summed && std::abs(grads[d].data()[i] - expected) <= 1e-6f * devices;
+      // Every device holds the sum at the first and last float of every device's slice.
+      for (int slice = 0; slice < devices; ++slice) {
+        const auto [begin, end] = aligned_share(n, devices, slice);
+        if (begin >= end) continue;
+        for (int d = 0; d < devices; ++d) {
+          summed =
+              summed && grads[d].data()[begin] == expected && grads[d].data()[end - 1] == expected;
         }
       }
     }
@@ -72,8 +79,11 @@ std::vector<AllreduceSeconds> allreduce_exchange(const std::vector<int64_t>& byt
   return out;
 }
 
-std::vector<int64_t> allreduce_sizes() {
-  return doubling_sizes(int64_t{4} << 10, int64_t{64} << 20);
+std::vector<int64_t> allreduce_sizes(int devices) {
+  // At least a cache line per device.
+  int64_t smallest = int64_t{4} << 10;
+  while (smallest < int64_t{64} * devices) smallest *= 2;
+  return doubling_sizes(std::min(smallest, int64_t{64} << 20), int64_t{64} << 20);
 }
 
 }  // namespace tandem::detail

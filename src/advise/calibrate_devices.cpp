@@ -92,7 +92,9 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
   }
   // The all-reduce reducer's exchange of one bucket on every device at once, at bucket sizes
   // from 4 KiB to 64 MiB (allreduce_sizes).
-  if (devices > 1) p.allreduce = allreduce_exchange(allreduce_sizes(), devices, 15);
+  if (devices > 1) {
+    p.allreduce = allreduce_exchange(allreduce_sizes(devices), devices, threads, 15);
+  }
   log << fmt::format(
       "{} cores streaming at once: {:.2f} of one's bandwidth each; computing at once: {:.2f} of "
       "one's GEMM speed each; {} device threads: wake and join {:.1f} us, barrier {:.1f} us\n"
@@ -213,12 +215,13 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
   if (!p.allreduce.empty()) {
     sources["device.allreduce_exchange"] = fmt::format(
         "Measured: the all-reduce reducer's exchange (grad_reducer.cpp, AllreduceReducer over "
-        "shared_memory_communicator.cpp) on a DeviceGroup of {} one-thread devices at once, each "
+        "shared_memory_communicator.cpp) on a DeviceGroup of {} devices of {} thread{} at once, "
+        "each "
         "reading its parameters and writing its gradients, then posting them as one bucket and "
         "waiting for it (each summing its 1/{} and copying the sum into the others); the "
         "devices' mean, medians of 15 rounds. Not used by the model yet. Microseconds by bucket "
         "bytes: {}",
-        devices, devices, allreduce_words(p.allreduce));
+        devices, p.threads, p.threads == 1 ? "" : "s", devices, allreduce_words(p.allreduce));
   }
   if (p.shared_cache > 0) {
     sources["device.shared_cache_bytes"] = fmt::format(

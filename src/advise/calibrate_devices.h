@@ -1,11 +1,9 @@
 // What several CPU devices share or pay per step, measured by `tandem calibrate` without
-// training on them (probes.h, at_once_probes.h, host_exchange_probe.h,
-// allreduce_probe.h): memory streamed by
-// every device's core at once, GEMMs computed at once, the device threads' wake, join and
-// barrier, the bf16 loops of MPI gradient compression, the update on every device at once,
-// deterministic mode's exchange, the host strategy's copies and the all-reduce reducer's exchange;
-// and how the profile holds each
-// figure, with its source.
+// training on them (probes.h, at_once_probes.h, host_exchange_probe.h, allreduce_probe.h):
+// memory streamed by every device's core at once, GEMMs computed at once, the device threads'
+// wake, join and barrier, the bf16 loops of MPI gradient compression, the update on every device
+// at once, deterministic mode's exchange, the host strategy's copies and the all-reduce
+// reducer's exchange; and how the profile holds each figure, with its source.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +34,7 @@ struct DeviceProbes {
 
 // Measures the probes for `devices` devices of `threads` threads (the shares, the
 // synchronisation, the update, the exchange, the host's copies and the all-reduce only for 2 or
-// more), a line
-// of each to `log`.
+// more), a line of each to `log`.
 DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::ostream& log);
 
 // Writes the probes' figures into profile["device"] and their sources into `sources`.

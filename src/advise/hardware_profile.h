@@ -264,9 +264,10 @@ struct DeviceProfile {
   std::vector<HostExchangeSeconds> host_exchange;
   int host_exchange_devices = 0;
   // The all-reduce reducer's exchange of one bucket on allreduce_exchange_devices devices at
-  // once, at bucket sizes from 4 KiB to 64 MiB, ascending in bytes (profiles since 2026-12-06,
-  // evening; empty: not measured). Kept as measured, unused: the model's all-reduce takes the
-  // rates of the sum and copy probes (docs/SCALING.md, "The all-reduce timed at once").
+  // once, at bucket sizes up to 64 MiB (allreduce_sizes), ascending in bytes (profiles since
+  // 2026-12-06, evening; empty: not measured). Kept as measured, unused: the model's all-reduce
+  // takes the rates of the sum and copy probes (docs/SCALING.md, "The all-reduce timed at
+  // once").
   std::vector<AllreduceSeconds> allreduce_exchange;
   int allreduce_exchange_devices = 0;
   // A CPU device: the threads it runs (what tandem train --devices 1 --threads-per-device N

@@ -126,10 +126,12 @@ TEST(Calibrate, TheHostsCopiesAreMeasuredAtEachSize) {
 }
 
 // The all-reduce of one bucket on several devices at once: one entry per size asked, ascending,
-// in whole floats (at least 16 per device), its seconds positive and finite (the probe checks
-// the sums itself); fewer than 2 devices are refused. Timed from 4 KiB to 64 MiB, doubling.
+// in whole floats (at least 16 per device; a size that gives no more floats than the one before
+// is timed once), its seconds positive and finite (the probe checks the sums itself); fewer than
+// 2 devices are refused. Timed from 4 KiB, or the first power of two with a cache line per
+// device, to 64 MiB, doubling.
 TEST(Calibrate, TheAllreduceIsMeasuredAtEachBucketSize) {
-  const auto allreduce = allreduce_exchange({4096, 65539, 1 << 20}, 2, 3);
+  const auto allreduce = allreduce_exchange({4096, 65539, 1 << 20}, 2, 1, 3);
   ASSERT_EQ(allreduce.size(), 3u);
   EXPECT_EQ(allreduce[0].bytes, 4096);
   EXPECT_EQ(allreduce[1].bytes, 65536);
@@ -138,13 +140,21 @@ TEST(Calibrate, TheAllreduceIsMeasuredAtEachBucketSize) {
     EXPECT_GT(e.seconds, 0);
     EXPECT_TRUE(std::isfinite(e.seconds));
   }
-  EXPECT_EQ(allreduce_exchange({8}, 3, 1).at(0).bytes, 4 * 16 * 3);
-  test::expect_error<Error>([] { allreduce_exchange({4096}, 1, 1); }, {"2 or more devices"});
-  const std::vector<int64_t> sizes = allreduce_sizes();
+  const auto three = allreduce_exchange({8, 16, 4096}, 3, 1, 2);
+  ASSERT_EQ(three.size(), 2u);
+  EXPECT_EQ(three[0].bytes, 4 * 16 * 3);
+  EXPECT_EQ(three[1].bytes, 4096);
+  test::expect_error<Error>([] { allreduce_exchange({4096}, 1, 1, 1); }, {"2 or more devices"});
+  const std::vector<int64_t> sizes = allreduce_sizes(2);
   ASSERT_EQ(sizes.size(), 15u);
   EXPECT_EQ(sizes.front(), 4096);
   EXPECT_EQ(sizes.back(), int64_t{64} << 20);
   for (size_t i = 1; i < sizes.size(); ++i) EXPECT_EQ(sizes[i], 2 * sizes[i - 1]);
+  EXPECT_EQ(allreduce_sizes(64).front(), 4096);
+  EXPECT_EQ(allreduce_sizes(65).front(), 8192);
+  EXPECT_EQ(allreduce_sizes(128).front(), 8192);
+  EXPECT_EQ(allreduce_sizes(1000).front(), 65536);
+  EXPECT_EQ(allreduce_sizes(1000).back(), int64_t{64} << 20);
 }
 
 // The host's copies are timed from 64 KiB up to the core's private cache, that size included

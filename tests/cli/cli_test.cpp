@@ -480,7 +480,7 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   // The all-reduce of one bucket on the 2 devices at once, from 4 KiB to 64 MiB.
   EXPECT_EQ(j.at("device").at("allreduce_exchange_devices"), 2);
   const auto& allreduce = j.at("device").at("allreduce_exchange");
-  const std::vector<int64_t> allreduce_sizes = tandem::detail::allreduce_sizes();
+  const std::vector<int64_t> allreduce_sizes = tandem::detail::allreduce_sizes(2);
   ASSERT_EQ(allreduce.size(), allreduce_sizes.size());
   for (size_t i = 0; i < allreduce.size(); ++i) {
     EXPECT_EQ(allreduce[i].at("bytes").get<int64_t>(), allreduce_sizes[i]);
