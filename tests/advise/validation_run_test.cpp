@@ -450,6 +450,9 @@ constexpr int kHeldOutSharedLandedXeonCpu = 0, kHeldOutSharedLandedXeonCpuSlowCo
 // held_out_rows_rule_xeon: 4 in most runs with the model as it is; with the copy bandwidths
 // halved, 12.
 constexpr int kHeldOutRowsRuleXeonCpu = 4, kHeldOutRowsRuleXeonCpuSlowCopies = 12;
+// held_out_allreduce_xeon: none in most runs with the model as it is; with the copy bandwidths
+// halved, 12.
+constexpr int kHeldOutAllreduceXeonCpu = 0, kHeldOutAllreduceXeonCpuSlowCopies = 12;
 
 // `edit` on each measured step of every model in profile `p` (dense_rates[].points and
 // ranks_points).
@@ -1123,21 +1126,28 @@ TEST(ValidationRun, TheCallersSpinAndTheMicroShardsSumsOnAFreshXeonSet) {
             kHeldOutCallerSpinXeonCpuSlowMicro);
 }
 
-// The median |step error| of a 3-run set's 2-device sharded steps of its 4 models: at every
-// batch (48), or at `batch` only (12).
-double sharded_median_error(const RepeatedOutcome& o, int64_t batch = 0) {
-  std::vector<double> sharded;
+// The median |step error| of a 3-run set's steps whose configuration starts with `prefix`, at
+// every batch, or at `batch` only; `expected` of them (a check of the prefix).
+double median_step_error(const RepeatedOutcome& o, const std::string& prefix, size_t expected,
+                         int64_t batch = 0) {
+  std::vector<double> errors;
   for (const RepeatedRow& r : o.rows) {
-    if (r.config != "2 devices mirrored (sharded)" || (batch != 0 && r.batch != batch)) continue;
-    for (const double e : r.step_errors) sharded.push_back(std::abs(e));
+    if (!r.config.starts_with(prefix) || (batch != 0 && r.batch != batch)) continue;
+    for (const double e : r.step_errors) errors.push_back(std::abs(e));
   }
-  const size_t expected = batch != 0 ? 12u : 48u;
-  if (sharded.size() != expected) {
-    ADD_FAILURE() << sharded.size() << " sharded step errors, not " << expected;
+  if (errors.size() != expected || expected == 0) {
+    ADD_FAILURE() << errors.size() << " step errors of '" << prefix << "', not " << expected;
     return -1;
   }
-  std::sort(sharded.begin(), sharded.end());
-  return (sharded[expected / 2 - 1] + sharded[expected / 2]) / 2;
+  std::sort(errors.begin(), errors.end());
+  return expected % 2 == 1 ? errors[expected / 2]
+                           : (errors[expected / 2 - 1] + errors[expected / 2]) / 2;
+}
+
+// The same of the 2-device sharded steps of its 4 models: at every batch (48), or at `batch`
+// only (12).
+double sharded_median_error(const RepeatedOutcome& o, int64_t batch = 0) {
+  return median_step_error(o, "2 devices mirrored (sharded)", batch != 0 ? 12u : 48u, batch);
 }
 
 // Three more runs on the Xeon by the build of 90dec46 (2026-12-06, 11:49-12:31 UTC), held out
@@ -1184,6 +1194,34 @@ TEST(ValidationRun, TheRuleByRowsOnAFreshXeonSet) {
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices mirrored (allreduce) 1 MB buckets"),
             3);
   EXPECT_NEAR(sharded_median_error(now), 0.0337, 0.0005);
+}
+
+// Three runs on the Xeon by the build of d83dc87 (2026-12-06, evening, 18:04-18:43 UTC), whose
+// profiles carry the all-reduce of one bucket timed at once, held out for allreduce_rule.patch
+// (each bucket at the probe's seconds), which that build does not use: none of 112 missed in most
+// runs (3, 3 and 1 per run), within the 2 written down before them, the rule by rows replicated;
+// the median |step error| of the 48 sharded steps 4.0%, and of the 144 all-reduce steps 2.7%
+// (docs/SCALING.md, "The all-reduce timed at once"). The profiles' tables are checked here too:
+// 2 devices, 4 KiB to 64 MiB.
+TEST(ValidationRun, TheAllreduceProbeOnAFreshXeonSet) {
+  const std::string dir = "repeated/held_out_allreduce_xeon";
+  const RepeatedOutcome now =
+      expect_fresh_cpu_set(dir, kHeldOutAllreduceXeonCpu, kHeldOutAllreduceXeonCpuSlowCopies);
+  EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices mirrored (allreduce)"), 1);
+  EXPECT_NEAR(sharded_median_error(now), 0.0399, 0.0005);
+  // The all-reduce steps (3 bucket settings): 144, and the 36 at 32. allreduce_rule.patch gave
+  // 3.5% and 5.6%.
+  const std::string allreduce = "2 devices mirrored (allreduce)";
+  EXPECT_NEAR(median_step_error(now, allreduce, 144), 0.0270, 0.0005);
+  EXPECT_NEAR(median_step_error(now, allreduce, 36, 32), 0.0296, 0.0005);
+  for (int k = 1; k <= 3; ++k) {
+    const std::string run = dir + "/cpu_run" + std::to_string(k) + ".json";
+    const HardwareProfile hw = profile_of(validation_run(run).at("profile"));
+    ASSERT_EQ(hw.device.allreduce_exchange_devices, 2) << run;
+    ASSERT_EQ(hw.device.allreduce_exchange.size(), 15u) << run;
+    EXPECT_EQ(hw.device.allreduce_exchange.front().bytes, 4096) << run;
+    EXPECT_EQ(hw.device.allreduce_exchange.back().bytes, int64_t{64} << 20) << run;
+  }
 }
 
 // The first three runs on 2 MPI ranks on the Zen 4, by the same build (2026-12-05, later; no
