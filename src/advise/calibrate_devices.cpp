@@ -216,9 +216,8 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
     sources["device.allreduce_exchange"] = fmt::format(
         "Measured: the all-reduce reducer's exchange (grad_reducer.cpp, AllreduceReducer over "
         "shared_memory_communicator.cpp) on a DeviceGroup of {} devices of {} thread{} at once, "
-        "each "
-        "reading its parameters and writing its gradients, then posting them as one bucket and "
-        "waiting for it (each summing its 1/{} and copying the sum into the others); the "
+        "each reading its parameters and writing its gradients, then posting them as one bucket "
+        "and waiting for it (each summing its 1/{} and copying the sum into the others); the "
         "devices' mean, medians of 15 rounds. Not used by the model yet. Microseconds by bucket "
         "bytes: {}",
         devices, p.threads, p.threads == 1 ? "" : "s", devices, allreduce_words(p.allreduce));

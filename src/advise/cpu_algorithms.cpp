@@ -98,8 +98,9 @@ Prediction weight_grad_shard(const HardwareProfile& hw, const Scenario& s) {
   Prediction p = cpu_step_start(hw, s, rows);
   const Shares share = devices_share(hw, s);
   const auto backward = [&] { return backward_seconds(hw.device, s.model, rows, share); };
-  const std::optional<double> ratio = shared_steps_over_alone(hw.device, rows, n);
-  if (ratio && rows >= kRatioFromRows) {
+  const std::optional<double> ratio =
+      rows >= kRatioFromRows ? shared_steps_over_alone(hw.device, rows, n) : std::nullopt;
+  if (ratio) {
     p.phases["compute"] =
         (forward_seconds(hw.device, s.model, rows) + backward_seconds(hw.device, s.model, rows)) *
         *ratio;
