@@ -932,6 +932,11 @@ RepeatedOutcome expect_fresh_mpi_set(const std::string& dir, int missed, int lin
   return now;
 }
 
+// The hardware profile run k (1 to 3) of the CPU set `dir` was predicted with.
+HardwareProfile cpu_run_profile(const std::string& dir, int k) {
+  return profile_of(validation_run(fmt::format("{}/cpu_run{}.json", dir, k)).at("profile"));
+}
+
 // A fresh CPU set (`dir`): 112 configurations, none that agreed in most runs misses now,
 // `missed` miss in most runs, and `slow_copies` or more with the copy bandwidths halved
 // (halve_copy_bandwidths). Returns the model's outcome.
@@ -1097,12 +1102,11 @@ TEST(ValidationRun, TheHostsCopiesProbeOnAFreshXeonSet) {
     EXPECT_EQ(now.runs_missed("784-256-256-10", batch, "2 devices host"), 0) << batch;
   }
   for (int k = 1; k <= 3; ++k) {
-    const std::string run = dir + "/cpu_run" + std::to_string(k) + ".json";
-    const HardwareProfile hw = profile_of(validation_run(run).at("profile"));
-    ASSERT_EQ(hw.device.host_exchange_devices, 2) << run;
-    ASSERT_EQ(hw.device.host_exchange.size(), 6u) << run;
-    EXPECT_EQ(hw.device.host_exchange.front().bytes, int64_t{64} << 10) << run;
-    EXPECT_EQ(hw.device.host_exchange.back().bytes, int64_t{2} << 20) << run;
+    const HardwareProfile hw = cpu_run_profile(dir, k);
+    ASSERT_EQ(hw.device.host_exchange_devices, 2) << "run " << k;
+    ASSERT_EQ(hw.device.host_exchange.size(), 6u) << "run " << k;
+    EXPECT_EQ(hw.device.host_exchange.front().bytes, int64_t{64} << 10) << "run " << k;
+    EXPECT_EQ(hw.device.host_exchange.back().bytes, int64_t{2} << 20) << "run " << k;
   }
 }
 
@@ -1218,12 +1222,11 @@ TEST(ValidationRun, TheAllreduceProbeOnAFreshXeonSet) {
   EXPECT_NEAR(median_step_error(now, allreduce, 144), 0.0270, 0.0005);
   EXPECT_NEAR(median_step_error(now, allreduce, 36, 32), 0.0296, 0.0005);
   for (int k = 1; k <= 3; ++k) {
-    const std::string run = dir + "/cpu_run" + std::to_string(k) + ".json";
-    const HardwareProfile hw = profile_of(validation_run(run).at("profile"));
-    ASSERT_EQ(hw.device.allreduce_exchange_devices, 2) << run;
-    ASSERT_EQ(hw.device.allreduce_exchange.size(), 15u) << run;
-    EXPECT_EQ(hw.device.allreduce_exchange.front().bytes, 4096) << run;
-    EXPECT_EQ(hw.device.allreduce_exchange.back().bytes, int64_t{64} << 20) << run;
+    const HardwareProfile hw = cpu_run_profile(dir, k);
+    ASSERT_EQ(hw.device.allreduce_exchange_devices, 2) << "run " << k;
+    ASSERT_EQ(hw.device.allreduce_exchange.size(), 15u) << "run " << k;
+    EXPECT_EQ(hw.device.allreduce_exchange.front().bytes, 4096) << "run " << k;
+    EXPECT_EQ(hw.device.allreduce_exchange.back().bytes, int64_t{64} << 20) << "run " << k;
   }
 }
 
@@ -1257,11 +1260,10 @@ TEST(ValidationRun, TheLandedModelOnAFreshZen4Set) {
   EXPECT_NEAR(median_step_error(now, allreduce, 36, 32), 0.091, 0.0005);
   std::vector<double> shard_at_256k;
   for (int k = 1; k <= 3; ++k) {
-    const std::string run = dir + "/cpu_run" + std::to_string(k) + ".json";
-    const HardwareProfile hw = profile_of(validation_run(run).at("profile"));
-    ASSERT_EQ(hw.device.update_contention_devices, 2) << run;
-    ASSERT_FALSE(hw.device.update_contention.empty()) << run;
-    ASSERT_EQ(hw.device.update_contention.front().bytes, 256 << 10) << run;
+    const HardwareProfile hw = cpu_run_profile(dir, k);
+    ASSERT_EQ(hw.device.update_contention_devices, 2) << "run " << k;
+    ASSERT_FALSE(hw.device.update_contention.empty()) << "run " << k;
+    ASSERT_EQ(hw.device.update_contention.front().bytes, 256 << 10) << "run " << k;
     shard_at_256k.push_back(hw.device.update_contention.front().shard);
   }
   EXPECT_NEAR(shard_at_256k[0], 2.78, 0.005);

@@ -1,10 +1,11 @@
 # The figures of criteria.md 3-5 from this set's runs recomputed by each build:
 # DIR/BUILD_K.json for BUILD in model, seconds_alone, ratio_alone, cold and K in 1 2 3, each
 # written by `tandem bench validate --recompute cpu_runK.json --json DIR/BUILD_K.json` by the
-# build of b4a1e06 with the patch of that name applied (none for `model`). Counts of
+# build of b4a1e06 with the patch of that name applied (none for `model`; `cold` is
+# ../held_out_allreduce_xeon/cold_allreduce_rule.patch). Counts of
 # configurations missed in most runs come from `tandem bench validate --recompute` itself.
 #   python3 criteria_figures.py DIR
-import glob, json, os, statistics, sys
+import functools, glob, json, os, statistics, sys
 
 directory = sys.argv[1]
 SHARDED = "2 devices mirrored (sharded)"
@@ -12,6 +13,7 @@ ALLREDUCE = "2 devices mirrored (allreduce)"
 SMALL, WIDE, SEED = "784-256-256-10", "784-8192-10", "784-4096-2048-512-64-10"
 
 
+@functools.lru_cache(maxsize=None)
 def runs(build):
     files = sorted(glob.glob(os.path.join(directory, f"{build}_[123].json")))
     if len(files) != 3:
@@ -38,6 +40,11 @@ print("4. the 2-device all-reduce steps (144), and the 36 at 32:")
 for build in ("model", "cold"):
     print(f"   {build:6s} {summary(step_errors(build, ALLREDUCE))}")
     print(f"   {build:6s} at 32: {summary(step_errors(build, ALLREDUCE, 32))}")
+def row(rows, model_name, batch, config):
+    return next(r for r in rows
+                if r["model"] == model_name and r["batch"] == batch and r["config"] == config)
+
+
 print("5. recorded")
 model = runs("model")
 print("   784-256-256-10's optimizer phase, measured ms (sharded / deterministic / host / all-reduce):")
@@ -45,13 +52,13 @@ for k, rows in enumerate(model, 1):
     for batch in (32, 128, 512, 2048):
         cells = []
         for config in (SHARDED, "2 devices mirrored deterministic", "2 devices host", ALLREDUCE):
-            r = next(r for r in rows if r["model"] == SMALL and r["batch"] == batch and r["config"] == config)
+            r = row(rows, SMALL, batch, config)
             cells.append(f"{r['measured_phases'].get('optimizer', 0) * 1e3:.3f}")
         print(f"      run {k} at {batch:4d}: {' / '.join(cells)}")
 
 
 def compute_ratio(rows, model_name, batch, config):
-    r = next(r for r in rows if r["model"] == model_name and r["batch"] == batch and r["config"] == config)
+    r = row(rows, model_name, batch, config)
     m = r["measured_phases"]
     return (m["forward"] + m["backward"]) * 1e3, r["predicted_phases"]["compute"] * 1e3, \
         r["predicted_seconds"] / r["measured_seconds"] - 1
