@@ -59,6 +59,11 @@ json times_json(const StepsAtOnceTimes& t) {
     out["forward_micro"] = t.forward_micro;
     out["backward_micro"] = t.backward_micro;
   }
+  if (t.has_own()) {
+    out["forward_own"] = t.forward_own;
+    out["backward_own"] = t.backward_own;
+    out["wait_own"] = t.wait_own;
+  }
   return out;
 }
 
@@ -232,8 +237,10 @@ std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
       "the parameters from every device's gradients summed there, then 4/N micro-shards, at "
       "least 1, each a forward and whole backward into its own gradient buffer, copied aside, "
       "the copies summed back into it; the sums and copies untimed; seconds per micro-shard), "
-      "each after an untimed "
-      "step of its kind (the best of the rounds, and their median)",
+      "and as the N devices at once run a step each over its own copy of the parameters (the "
+      "last step's update of the whole copy untimed, forward, a whole backward; wait_own: the "
+      "devices' mean of how long after their own backward the last device's ended), each after "
+      "an untimed step of its kind (the best of the rounds, and their median)",
       plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats,
       fmt::join(shard_device_counts(plan.max_devices), ", "));
 }
@@ -302,7 +309,7 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
       out += fmt::format("/{:.2f} saves {:.2f}", p.shard_step / p.whole_step, p.step_saved_share());
     }
   }
-  std::string once, micro;
+  std::string once, micro, own;
   for (const StepsAtOnceSeconds& a : timed.at_once) {
     once += fmt::format("{}{} rows {:.2f}", once.empty() ? "" : ", ", a.rows,
                         a.modelled_shared_over_alone());
@@ -310,10 +317,15 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
       micro += fmt::format("{}{} rows {:.2f}", micro.empty() ? "" : ", ", a.rows,
                            a.modelled_micro_over_alone());
     }
+    if (a.best.has_own()) {
+      const StepsAtOnceTimes& t = a.has_medians() ? a.median : a.best;
+      own += fmt::format("{}{} rows {:.2f} wait {:.1f} us", own.empty() ? "" : ", ", a.rows,
+                         t.own_over_alone(), t.wait_own * 1e6);
+    }
   }
   return fmt::format(
       "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}): "
-      "{}{}{}",
+      "{}{}{}{}",
       timed.devices, step ? "/as a step runs them; the share of the backward GEMMs saved" : "", out,
       once.empty() ? ""
                    : "; the sharded reducer's forward and backward with all devices at once over "
@@ -322,7 +334,11 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
       micro.empty() ? ""
                     : fmt::format("; deterministic micro-shards ({} per device) at once over one "
                                   "device's step alone: {}",
-                                  timed.micro_shards, micro));
+                                  timed.micro_shards, micro),
+      own.empty() ? ""
+                  : "; steps at once over each device's own copy over one device's alone, and "
+                    "the wait for the last device's backward: " +
+                        own);
 }
 
 std::vector<int> shard_device_counts(int max_devices) {

@@ -50,9 +50,13 @@ struct WeightGradGemmSeconds {
 // parameter buffer (steps_at_once.h, StepsAtOnce), seconds summed over the model's Dense layers.
 // And (profiles since 2026-12-06; 0: not timed) as the devices, all at once, run deterministic
 // mode's micro-shards over that buffer (StepsAtOnce::micro_shards), seconds per micro-shard.
+// And (profiles since 2026-12-07; 0: not timed) as the devices, all at once, run a step each
+// over its own copy of the parameters (StepsAtOnce::own), with the devices' mean of how long
+// the last device's backward ended after their own (`wait_own`, 0 or more).
 struct StepsAtOnceTimes {
   double forward_alone = 0, backward_alone = 0, forward_shared = 0, backward_shared = 0;
   double forward_micro = 0, backward_micro = 0;
+  double forward_own = 0, backward_own = 0, wait_own = 0;
 
   // A device's forward and backward under the sharded reducer, all devices at once, over one
   // device's alone.
@@ -63,6 +67,11 @@ struct StepsAtOnceTimes {
   // A device's micro-shard, all devices at once, over one device's step alone at its rows.
   double micro_over_alone() const {
     return (forward_micro + backward_micro) / (forward_alone + backward_alone);
+  }
+  bool has_own() const { return forward_own > 0; }
+  // A device's step over its own copy, all devices at once, over one device's step alone.
+  double own_over_alone() const {
+    return (forward_own + backward_own) / (forward_alone + backward_alone);
   }
 };
 struct StepsAtOnceSeconds {

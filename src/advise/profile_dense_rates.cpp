@@ -33,13 +33,22 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
 // The four timings of a steps-at-once entry (`where` names it), each > 0.
 constexpr const char* kAtOnce[] = {"forward_alone", "backward_alone", "forward_shared",
                                    "backward_shared"};
-// And the micro-shards' two (profiles since 2026-12-06), both or neither.
+// And the micro-shards' two (profiles since 2026-12-06), both or neither; and the own
+// copies' three (profiles since 2026-12-07), all or none, the wait 0 or more.
 StepsAtOnceTimes steps_at_once(const json& c, const std::string& where) {
   StepsAtOnceTimes out{positive_field(c, kAtOnce[0], where), positive_field(c, kAtOnce[1], where),
                        positive_field(c, kAtOnce[2], where), positive_field(c, kAtOnce[3], where)};
   if (c.contains("forward_micro") || c.contains("backward_micro")) {
     out.forward_micro = positive_field(c, "forward_micro", where);
     out.backward_micro = positive_field(c, "backward_micro", where);
+  }
+  if (c.contains("forward_own") || c.contains("backward_own") || c.contains("wait_own")) {
+    out.forward_own = positive_field(c, "forward_own", where);
+    out.backward_own = positive_field(c, "backward_own", where);
+    if (!c.contains("wait_own")) {
+      throw ConfigError(where + ": missing number 'wait_own' (with forward_own and backward_own)");
+    }
+    out.wait_own = non_negative_field(c, "wait_own", where, 0);
   }
   return out;
 }
@@ -85,7 +94,8 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     }
     // The steps at once, as profiles of 2026-12-05 hold them: all four or none, alike in every
     // point; their medians came later, in the array only.
-    for (const char* later : {"median", "forward_micro", "backward_micro"}) {
+    for (const char* later :
+         {"median", "forward_micro", "backward_micro", "forward_own", "backward_own", "wait_own"}) {
       if (c.contains(later)) {
         throw ConfigError(points + ": point at " + std::to_string(rows) + " rows: '" + later +
                           "' belongs in a steps_at_once entry");
@@ -139,6 +149,12 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
         throw ConfigError(entry +
                           ": forward_micro and backward_micro in every entry and its median, or "
                           "in none");
+      }
+      if (a.best.has_own() != out.at_once.front().best.has_own() ||
+          (a.has_medians() && a.median.has_own() != a.best.has_own())) {
+        throw ConfigError(entry +
+                          ": forward_own, backward_own and wait_own in every entry and its "
+                          "median, or in none");
       }
     }
   }

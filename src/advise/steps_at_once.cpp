@@ -101,7 +101,7 @@ float* StepsAtOnce::dz(size_t layer, int device) {
 
 // x(l + 1) (rows, units) = relu(x(l) (rows, in) . kernel (in, units) + bias); the last layer's
 // without the relu.
-void StepsAtOnce::forward(int device, int64_t rows, Seconds& out) {
+void StepsAtOnce::forward(int device, const float* w, int64_t rows, Seconds& out) {
   Backend& backend = *backends_[device];
   out.forward += seconds_of([&] {
     for (size_t l = 0; l + 1 < widths_.size(); ++l) {
@@ -111,23 +111,24 @@ void StepsAtOnce::forward(int device, int64_t rows, Seconds& out) {
            .n = units,
            .k = in,
            .a = x(l, device),
-           .b = w_.data() + offsets_[l],
+           .b = w + offsets_[l],
            .c = x(l + 1, device),
-           .bias = w_.data() + offsets_[l] + in * units,
+           .bias = w + offsets_[l] + in * units,
            .activation = l + 2 < widths_.size() ? ActivationKind::relu : ActivationKind::linear});
     }
   });
 }
 
 // dz(l) (rows, in) = dz(l + 1) (rows, units) . kernel^T; none for the first layer.
-void StepsAtOnce::input_gradient(int device, size_t layer, int64_t rows, Seconds& out) {
+void StepsAtOnce::input_gradient(int device, const float* w, size_t layer, int64_t rows,
+                                 Seconds& out) {
   if (layer == 0) return;
   out.backward += seconds_of([&] {
     backends_[device]->gemm({.m = rows,
                              .n = widths_[layer],
                              .k = widths_[layer + 1],
                              .a = dz(layer + 1, device),
-                             .b = w_.data() + offsets_[layer],
+                             .b = w + offsets_[layer],
                              .trans_b = true,
                              .c = dz(layer, device)});
   });
@@ -168,9 +169,9 @@ StepsAtOnce::Seconds StepsAtOnce::alone(int64_t rows) {
 
 // Per layer, last first: the input gradient, then the kernel's whole gradient (in, units) =
 // x(l)^T (in, rows) . dz(l + 1) (rows, units) into the device's gradient buffer.
-void StepsAtOnce::whole_backward(int device, int64_t rows, Seconds& out) {
+void StepsAtOnce::whole_backward(int device, const float* w, int64_t rows, Seconds& out) {
   for (size_t l = widths_.size() - 1; l-- > 0;) {
-    input_gradient(device, l, rows, out);
+    input_gradient(device, w, l, rows, out);
     const int64_t in = widths_[l], units = widths_[l + 1];
     out.backward += seconds_of([&] {
       backends_[device]->gemm({.m = in,
@@ -187,8 +188,8 @@ void StepsAtOnce::whole_backward(int device, int64_t rows, Seconds& out) {
 void StepsAtOnce::alone_pass(int64_t rows, Seconds& out) {
   group_.run([&](int d) {
     if (d != 0) return;
-    forward(0, rows, out);
-    whole_backward(0, rows, out);
+    forward(0, w_.data(), rows, out);
+    whole_backward(0, w_.data(), rows, out);
     update(0, 0, params_);
   });
 }
@@ -239,6 +240,48 @@ StepsAtOnce::Seconds StepsAtOnce::devices_mean(int per) const {
   return mean;
 }
 
+StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
+  check_rows(rows);
+  if (own_w_.empty()) {
+    for (int d = 0; d < devices_; ++d) {
+      own_w_.emplace_back(params_);
+      own_s_.emplace_back(params_);  // zeros
+      std::copy(w_.data(), w_.data() + params_, own_w_.back().data());
+    }
+    ends_.resize(devices_);
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    ++iteration_;
+    std::fill(each_.begin(), each_.end(), Seconds{});
+    own_pass(rows);
+  }
+  Seconds mean = devices_mean(1);
+  const Clock::time_point last = *std::max_element(ends_.begin(), ends_.end());
+  double sum = 0;
+  for (int d = 0; d < devices_; ++d) {
+    mean.wait += std::chrono::duration<double>(last - ends_[d]).count() / devices_;
+    for (int64_t i = 0; i < params_; i += 16) sum += own_w_[d].data()[i];
+  }
+  if (!std::isfinite(sum)) {
+    throw NumericError("steps-at-once probe: the devices' own parameters became " +
+                       std::to_string(sum));
+  }
+  return mean;
+}
+
+void StepsAtOnce::own_pass(int64_t rows) {
+  group_.run([&](int d) {
+    // The last step's update of the device's whole copy from its gradients (untimed).
+    float* slots[] = {own_s_[d].data()};
+    kernel_->update(own_w_[d].data(), g_[d].data(), slots, 0, params_, iteration_, 1e-3,
+                    backends_[d]->threads(), 0);
+    const float* w = own_w_[d].data();
+    forward(d, w, rows, each_[d]);
+    whole_backward(d, w, rows, each_[d]);
+    ends_[d] = Clock::now();
+  });
+}
+
 void StepsAtOnce::summed_updates() {
   ++iteration_;
   group_.run([&](int d) { summed_update(d); });
@@ -251,8 +294,8 @@ void StepsAtOnce::micro_pass(int64_t rows, int local) {
     Seconds& out = each_[d];
     std::vector<float*>& copies = copies_[d];  // local of them (micro_shards)
     for (int j = 0; j < local; ++j) {
-      forward(d, rows, out);
-      whole_backward(d, rows, out);
+      forward(d, w_.data(), rows, out);
+      whole_backward(d, w_.data(), rows, out);
       copies[j] = aside_[d][j].data();
       std::copy(g_[d].data(), g_[d].data() + params_, copies[j]);
     }
@@ -266,9 +309,9 @@ void StepsAtOnce::shared_pass(int64_t rows) {
   const int n = devices_;
   group_.run([&](int d) {
     Seconds& out = each_[d];
-    forward(d, rows, out);
+    forward(d, w_.data(), rows, out);
     for (size_t l = widths_.size() - 1; l-- > 0;) {
-      input_gradient(d, l, rows, out);
+      input_gradient(d, w_.data(), l, rows, out);
       group_.barrier().wait();  // every device's operands of the layer are there
       const int64_t in = widths_[l], units = widths_[l + 1];
       const int64_t per = (in + n - 1) / n;

@@ -13,6 +13,7 @@
 #include "core/aligned_buffer.h"
 #include "optim/optimizer_kernel.h"
 #include "parallel/device_group.h"
+#include "profile/phase_timer.h"
 
 namespace tandem::detail {
 
@@ -30,6 +31,9 @@ class StepsAtOnce {
   struct Seconds {
     double forward = 0;   // the forward GEMMs (bias and relu fused, as nn/dense.cpp's)
     double backward = 0;  // the input-gradient and weight-gradient GEMMs
+    // own only: the devices' mean of how long after its own backward's end the last device's
+    // ended (what a device waits for the others' gradients before an exchange can finish).
+    double wait = 0;
   };
 
   StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int devices, int threads);
@@ -58,12 +62,22 @@ class StepsAtOnce {
   // bucket. 1 to 64 micro-shards.
   Seconds micro_shards(int64_t rows, int local);
 
+  // Every device at once, each over its own copy of the parameters and of RMSprop's
+  // accumulator, as mirrored's all-reduce reducer runs a step (parallel/mirrored.cpp,
+  // grad_reducer.cpp's AllreduceReducer): the last step's update of the device's whole copy
+  // from its gradients (untimed), forward, and a whole backward into the device's gradient
+  // buffer, whose end every device reads on one clock; the pass ends when every device's has
+  // (the exchange's place; the exchange itself is allreduce_probe.h's). The devices' mean, and
+  // `wait`. The copies start as the shared parameters, on first use.
+  Seconds own(int64_t rows);
+
   // What the last pass left, for checking it: layer `layer`'s input on `device` (rows, in),
   // the gradient of its output (rows, units), and the device's gradient buffer, each kernel
   // (in, units) at kernel_offset(layer); alone writes device 0's whole kernels, shared each
   // device's rows [d * ceil(in / n), ...) of every kernel, micro_shards every device's whole
   // kernels from its own rows (every micro-shard's, summed), and the copies aside of them
-  // (each micro-shard's).
+  // (each micro-shard's), own every device's whole kernels from its own rows over its own
+  // copy of the parameters (own_parameters: the pass's forward read them).
   const float* input(size_t layer, int device) const;
   const float* output_gradient(size_t layer, int device) const;
   const float* gradients(int device) const { return g_[device].data(); }
@@ -72,6 +86,10 @@ class StepsAtOnce {
   }
   int64_t kernel_offset(size_t layer) const { return offsets_[layer]; }
   const float* parameters() const { return w_.data(); }
+  // `device`'s own copy (own; null before the first own pass).
+  const float* own_parameters(int device) const {
+    return own_w_.empty() ? nullptr : own_w_.at(device).data();
+  }
   const float* accumulator() const { return s_.data(); }  // RMSprop's
   int64_t parameter_count() const { return params_; }
 
@@ -85,14 +103,16 @@ class StepsAtOnce {
   float* dz(size_t layer, int device);
   void check_rows(int64_t rows) const;
   Seconds devices_mean(int per) const;
-  void forward(int device, int64_t rows, Seconds& out);
-  void input_gradient(int device, size_t layer, int64_t rows, Seconds& out);
+  // Over the parameters at `w` (the shared buffer, or a device's own copy).
+  void forward(int device, const float* w, int64_t rows, Seconds& out);
+  void input_gradient(int device, const float* w, size_t layer, int64_t rows, Seconds& out);
   void update(int device, int64_t begin, int64_t end);
   void summed_update(int device);
   void alone_pass(int64_t rows, Seconds& out);
   void shared_pass(int64_t rows);            // into each_
   void micro_pass(int64_t rows, int local);  // into each_
-  void whole_backward(int device, int64_t rows, Seconds& out);
+  void own_pass(int64_t rows);               // into each_ and ends_
+  void whole_backward(int device, const float* w, int64_t rows, Seconds& out);
 
   std::vector<int64_t> widths_;
   int64_t rows_;  // the most rows a pass may take
@@ -115,6 +135,10 @@ class StepsAtOnce {
   std::vector<std::vector<float*>> sources_, copies_;
   // Per device, its micro-shards' gradients copied aside (params_ each), made on first use.
   std::vector<std::vector<AlignedBuffer>> aside_;
+  // Per device, its own copy of the parameters and of the accumulator (own), made on first
+  // use, and when its last own pass's backward ended.
+  std::vector<AlignedBuffer> own_w_, own_s_;
+  std::vector<Clock::time_point> ends_;
   int64_t iteration_ = 0;
 };
 

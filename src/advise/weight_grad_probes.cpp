@@ -22,29 +22,34 @@ namespace {
 std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
                                                       const std::vector<int64_t>& rows, int local,
                                                       int repeats) {
-  // Per row count, the rounds' forward and backward alone, shared and micro-shards.
-  std::vector<std::array<std::vector<double>, 6>> rounds(rows.size());
+  // Per row count, the rounds' forward and backward alone, shared, micro-shards and own
+  // copies, and the own copies' wait.
+  std::vector<std::array<std::vector<double>, 9>> rounds(rows.size());
   for (const int64_t r : rows) {
     probe.alone(r);
     probe.shared(r);
     if (local > 0) probe.micro_shards(r, local);
+    probe.own(r);
   }
   for (int round = 0; round < std::max(repeats, 1); ++round) {
     for (size_t i = 0; i < rows.size(); ++i) {
       const StepsAtOnce::Seconds timed[] = {
           probe.alone(rows[i]), probe.shared(rows[i]),
-          local > 0 ? probe.micro_shards(rows[i], local) : StepsAtOnce::Seconds{}};
-      for (size_t k = 0; k < 3; ++k) {
+          local > 0 ? probe.micro_shards(rows[i], local) : StepsAtOnce::Seconds{},
+          probe.own(rows[i])};
+      for (size_t k = 0; k < 4; ++k) {
         rounds[i][2 * k].push_back(timed[k].forward);
         rounds[i][2 * k + 1].push_back(timed[k].backward);
       }
+      rounds[i][8].push_back(timed[3].wait);
     }
   }
   std::vector<StepsAtOnceSeconds> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto of_rounds = [&](auto&& pick) {
-      return StepsAtOnceTimes{pick(rounds[i][0]), pick(rounds[i][1]), pick(rounds[i][2]),
-                              pick(rounds[i][3]), pick(rounds[i][4]), pick(rounds[i][5])};
+      std::array<double, 9> v;
+      for (size_t k = 0; k < v.size(); ++k) v[k] = pick(rounds[i][k]);
+      return StepsAtOnceTimes{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
     };
     out.push_back({.rows = rows[i],
                    .best = of_rounds([](const std::vector<double>& v) {

@@ -506,6 +506,15 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
     entry["median"]["backward_micro"] = 3e-3;
   }
   four["micro_shards"] = 1;
+  // And the own copies' (profiles since 2026-12-07), with their wait.
+  for (json& entry : four["steps_at_once"]) {
+    entry["forward_own"] = 1.2e-3;
+    entry["backward_own"] = 2.8e-3;
+    entry["wait_own"] = 2e-4;
+    entry["median"]["forward_own"] = 1.6e-3;
+    entry["median"]["backward_own"] = 3.4e-3;
+    entry["median"]["wait_own"] = 0;  // devices that end together
+  }
   for (json& point : two["points"]) {
     point["forward_alone"] = 1e-3;
     point["backward_alone"] = 2e-3;
@@ -567,6 +576,14 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_DOUBLE_EQ(timed[1].at_once[0].best.micro_over_alone(), 4.0 / 3.0);
   EXPECT_EQ(timed[0].micro_shards, 0);  // none timed
   EXPECT_FALSE(timed[0].at_once[0].best.has_micro());
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].best.forward_own, 1.2e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].best.backward_own, 2.8e-3);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].best.wait_own, 2e-4);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].median.own_over_alone(), 1.0);  // (1.6 + 3.4) / 5
+  EXPECT_EQ(timed[1].at_once[2].median.wait_own, 0);
+  EXPECT_TRUE(timed[1].at_once[2].median.has_own());
+  EXPECT_FALSE(timed[0].at_once[0].best.has_own());  // none timed
+  EXPECT_EQ(timed[0].at_once[0].best.wait_own, 0);
   json untimed = j;
   untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("steps_at_once");
   untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("micro_shards");
@@ -663,6 +680,31 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
            },
            "steps_at_once: entry at 12 rows: forward_micro and backward_micro in every entry and "
            "its median, or in none"},
+          {[](json& g) { g[0]["points"][0]["wait_own"] = 1e-4; },
+           "points: point at 12 rows: 'wait_own' belongs in a steps_at_once entry"},
+          {[](json& g) { g[1]["steps_at_once"][1].erase("wait_own"); },
+           "steps_at_once: entry at 30 rows: missing number 'wait_own' (with forward_own and "
+           "backward_own)"},
+          {[](json& g) { g[1]["steps_at_once"][2].erase("backward_own"); },
+           "steps_at_once: entry at 48 rows: missing number 'backward_own'"},
+          {[](json& g) { g[1]["steps_at_once"][0]["median"]["wait_own"] = -1e-6; },
+           "steps_at_once: entry at 12 rows: median: 'wait_own' must be"},
+          {[](json& g) { g[1]["steps_at_once"][1]["forward_own"] = 0; },
+           "steps_at_once: entry at 30 rows: 'forward_own' must be > 0"},
+          {[](json& g) {
+             for (const char* k : {"forward_own", "backward_own", "wait_own"}) {
+               g[1]["steps_at_once"][2].erase(k);
+             }
+           },
+           "steps_at_once: entry at 48 rows: forward_own, backward_own and wait_own in every "
+           "entry and its median, or in none"},
+          {[](json& g) {
+             for (const char* k : {"forward_own", "backward_own", "wait_own"}) {
+               g[1]["steps_at_once"][0]["median"].erase(k);
+             }
+           },
+           "steps_at_once: entry at 12 rows: forward_own, backward_own and wait_own in every "
+           "entry and its median, or in none"},
           {[](json& g) { g[1].erase("micro_shards"); },
            "weight_grad_gemms[1] needs 'micro_shards', a whole number from 1 to 64"},
           {[](json& g) { g[0]["micro_shards"] = 2; },

@@ -110,6 +110,68 @@ TEST(StepsAtOnce, MicroShardsComputeEachDevicesWholeGradients) {
   EXPECT_THROW(probe.micro_shards(8, 65), ConfigError);
 }
 
+// Own copies, as the all-reduce reducer's step: each device's whole kernel gradients from its
+// own rows (not another's), its forward over its own copy of the parameters (the first layer's
+// output is relu(x . kernel + bias) of that copy, which after its own updates differs from the
+// other device's and from the shared buffer, which the pass leaves alone), a wait of 0 or more.
+TEST(StepsAtOnce, OwnCopiesComputeEachDevicesStepOverItsCopy) {
+  StepsAtOnce probe(kWidths, 8, 2, 1);
+  EXPECT_EQ(probe.own_parameters(0), nullptr);
+  const std::vector<float> shared(probe.parameters(), probe.parameters() + probe.parameter_count());
+  for (const int64_t rows : {8, 5}) {
+    const StepsAtOnce::Seconds t = probe.own(rows);
+    EXPECT_GT(t.forward, 0);
+    EXPECT_GT(t.backward, 0);
+    EXPECT_GE(t.wait, 0);
+    EXPECT_TRUE(std::isfinite(t.wait));
+    for (size_t l = 0; l + 1 < kWidths.size(); ++l) {
+      for (const int d : {0, 1}) {
+        const Check c = kernel_gradient(probe, l, d, {d}, rows, 0, kWidths[l]);
+        EXPECT_GT(c.largest, 1e-6) << "layer " << l << ", device " << d;
+        EXPECT_LE(c.error, 1e-4 * c.largest)
+            << "own, layer " << l << ", device " << d << ", " << rows << " rows";
+        const Check other = kernel_gradient(probe, l, d, {1 - d}, rows, 0, kWidths[l]);
+        EXPECT_GT(other.error, 1e-2 * other.largest) << "layer " << l << ", device " << d;
+      }
+    }
+    // The first layer's output on each device from its own copy.
+    const int64_t in = kWidths[0], units = kWidths[1];
+    for (const int d : {0, 1}) {
+      const float* w = probe.own_parameters(d);
+      ASSERT_NE(w, nullptr);
+      double error = 0, largest = 0, from_shared = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < units; ++j) {
+          double z = w[in * units + j], zs = shared[in * units + j];
+          for (int64_t i = 0; i < in; ++i) {
+            z += static_cast<double>(probe.input(0, d)[r * in + i]) * w[i * units + j];
+            zs += static_cast<double>(probe.input(0, d)[r * in + i]) * shared[i * units + j];
+          }
+          const double got = probe.input(1, d)[r * units + j];
+          error = std::max(error, std::abs(std::max(z, 0.0) - got));
+          from_shared = std::max(from_shared, std::abs(std::max(zs, 0.0) - got));
+          largest = std::max(largest, std::abs(z));
+        }
+      }
+      EXPECT_LE(error, 1e-4 * largest) << "device " << d << "'s forward, " << rows << " rows";
+      EXPECT_GT(from_shared, 1e-3 * largest) << "device " << d << " read its own copy";
+    }
+  }
+  double apart = 0, moved = 0, shared_moved = 0;
+  for (int64_t i = 0; i < probe.parameter_count(); ++i) {
+    apart = std::max(apart, std::abs(static_cast<double>(probe.own_parameters(0)[i]) -
+                                     probe.own_parameters(1)[i]));
+    moved = std::max(moved, std::abs(static_cast<double>(probe.own_parameters(0)[i]) - shared[i]));
+    shared_moved =
+        std::max(shared_moved, std::abs(static_cast<double>(probe.parameters()[i]) - shared[i]));
+  }
+  EXPECT_GT(apart, 1e-5);  // each copy updated from its own device's gradients
+  EXPECT_GT(moved, 1e-5);
+  EXPECT_EQ(shared_moved, 0);
+  EXPECT_THROW(probe.own(9), ConfigError);
+  EXPECT_THROW(probe.own(0), ConfigError);
+}
+
 // The update a micro-shards pass starts with, as the sharded reducer's: each device's aligned
 // half of the parameters moves by RMSprop on both devices' gradients summed (what the last
 // pass left), not on its own device's alone.

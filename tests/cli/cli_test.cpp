@@ -554,13 +554,17 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     for (size_t i = 0; i < 3; ++i) {
       const auto& at_once = gemms.at("steps_at_once")[i];
       EXPECT_EQ(at_once.at("rows"), std::vector<int>({8, 256, 2048})[i]);
-      for (const char* time :
-           {"forward_alone", "backward_alone", "forward_shared", "backward_shared"}) {
+      for (const char* time : {"forward_alone", "backward_alone", "forward_shared",
+                               "backward_shared", "forward_own", "backward_own"}) {
         EXPECT_GT(at_once.at(time).get<double>(), 0) << time;
         // and the rounds' median, no faster than their best
         EXPECT_GE(at_once.at("median").at(time).get<double>(), at_once.at(time).get<double>())
             << time;
       }
+      // The own copies' wait for the last device: 0 or more, its median no less.
+      EXPECT_GE(at_once.at("wait_own").get<double>(), 0);
+      EXPECT_GE(at_once.at("median").at("wait_own").get<double>(),
+                at_once.at("wait_own").get<double>());
     }
   }
   EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
@@ -769,6 +773,8 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   }
   EXPECT_THAT(pass.out, HasSubstr("weight-gradient shards of 1 of 2 devices"));
   EXPECT_THAT(pass.out, HasSubstr("with all devices at once over one device's alone: 16 rows "));
+  EXPECT_THAT(pass.out, HasSubstr("over each device's own copy over one device's alone, and the "
+                                  "wait for the last device's backward: 16 rows "));
   EXPECT_THAT(pass.out, HasSubstr("784-128-128-10: "));
   const CliResult fail = run_cli(common + " --speedup-tolerance 0 --step-tolerance 0", dir);
   EXPECT_EQ(fail.exit_code, 1);
