@@ -123,20 +123,23 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
       throw ConfigError(at +
                         " must be an array of {rows, forward_alone, backward_alone, "
                         "forward_shared, backward_shared} (and, since 2026-12-06, "
-                        "forward_micro, backward_micro)");
+                        "forward_micro, backward_micro; since 2026-12-07, forward_own, "
+                        "backward_own, wait_own)");
     }
     for (const json& c : j.at("steps_at_once")) {
       const int64_t rows =
           ascending_size(c, "rows", out.at_once.empty() ? 0 : out.at_once.back().rows, at);
       const std::string entry = at + ": entry at " + std::to_string(rows) + " rows";
       out.at_once.push_back({rows, steps_at_once(c, entry)});
-      // The rounds' median beside their best (profiles since 2026-12-05, morning): all four.
+      // The rounds' median beside their best (profiles since 2026-12-05, morning): all four,
+      // and the later timings as the entry has them.
       if (c.contains("median")) {
         if (!c.at("median").is_object()) {
           throw ConfigError(entry +
                             ": 'median' must be an object of forward_alone, backward_alone, "
                             "forward_shared and backward_shared (and, since 2026-12-06, "
-                            "forward_micro and backward_micro)");
+                            "forward_micro and backward_micro; since 2026-12-07, forward_own, "
+                            "backward_own and wait_own)");
         }
         out.at_once.back().median = steps_at_once(c.at("median"), entry + ": median");
       }

@@ -40,6 +40,16 @@ void fill_pattern(float* p, int64_t n, float scale, int64_t offset = 0) {
 
 }  // namespace
 
+double mean_wait_for_last(const std::vector<Clock::time_point>& ends) {
+  if (ends.empty()) return 0;
+  const Clock::time_point last = *std::max_element(ends.begin(), ends.end());
+  double wait = 0;
+  for (const Clock::time_point end : ends) {
+    wait += std::chrono::duration<double>(last - end).count() / static_cast<double>(ends.size());
+  }
+  return wait;
+}
+
 StepsAtOnce::StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int devices, int threads)
     : widths_(widths),
       rows_(rows),
@@ -256,10 +266,9 @@ StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
     own_pass(rows);
   }
   Seconds mean = devices_mean(1);
-  const Clock::time_point last = *std::max_element(ends_.begin(), ends_.end());
+  mean.wait = mean_wait_for_last(ends_);
   double sum = 0;
   for (int d = 0; d < devices_; ++d) {
-    mean.wait += std::chrono::duration<double>(last - ends_[d]).count() / devices_;
     for (int64_t i = 0; i < params_; i += 16) sum += own_w_[d].data()[i];
   }
   if (!std::isfinite(sum)) {

@@ -17,6 +17,10 @@
 
 namespace tandem::detail {
 
+// The devices' mean of how long after its own `ends[d]` the last of `ends` came, in seconds (0
+// for none or one).
+double mean_wait_for_last(const std::vector<Clock::time_point>& ends);
+
 // The model Input(widths[0]) -> Dense(widths[1], relu) -> ... -> Dense(widths.back()) on a
 // DeviceGroup of `devices` devices of `threads` threads each: one flat parameter buffer and
 // RMSprop accumulator laid out as the model's (each kernel (in, units), then its bias), and
@@ -68,7 +72,9 @@ class StepsAtOnce {
   // from its gradients (untimed), forward, and a whole backward into the device's gradient
   // buffer, whose end every device reads on one clock; the pass ends when every device's has
   // (the exchange's place; the exchange itself is allreduce_probe.h's). The devices' mean, and
-  // `wait`. The copies start as the shared parameters, on first use.
+  // `wait` (mean_wait_for_last over those ends). As in a step, nothing lines the devices up
+  // between the run's start and those ends: the wait holds the devices' start, update,
+  // forward and backward apart. The copies start as the shared parameters, on first use.
   Seconds own(int64_t rows);
 
   // What the last pass left, for checking it: layer `layer`'s input on `device` (rows, in),

@@ -155,6 +155,29 @@ TEST(StepsAtOnce, OwnCopiesComputeEachDevicesStepOverItsCopy) {
       }
       EXPECT_LE(error, 1e-4 * largest) << "device " << d << "'s forward, " << rows << " rows";
       EXPECT_GT(from_shared, 1e-3 * largest) << "device " << d << " read its own copy";
+      // Backward's input gradient of layer 1's input, dz(1) (rows, in1) = dz(2) (rows, units1)
+      // . kernel1^T, from the same copy.
+      const int64_t in1 = kWidths[1], units1 = kWidths[2];
+      const float* k1 = w + probe.kernel_offset(1);
+      const float* k1_shared = shared.data() + probe.kernel_offset(1);
+      double g_error = 0, g_largest = 0, g_from_shared = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t i = 0; i < in1; ++i) {
+          double want = 0, want_shared = 0;
+          for (int64_t j = 0; j < units1; ++j) {
+            const double dz2 = probe.output_gradient(1, d)[r * units1 + j];
+            want += dz2 * k1[i * units1 + j];
+            want_shared += dz2 * k1_shared[i * units1 + j];
+          }
+          const double got = probe.output_gradient(0, d)[r * in1 + i];
+          g_error = std::max(g_error, std::abs(want - got));
+          g_from_shared = std::max(g_from_shared, std::abs(want_shared - got));
+          g_largest = std::max(g_largest, std::abs(want));
+        }
+      }
+      EXPECT_GT(g_largest, 1e-9);
+      EXPECT_LE(g_error, 1e-4 * g_largest) << "device " << d << "'s input gradient";
+      EXPECT_GT(g_from_shared, 1e-3 * g_largest) << "device " << d << "'s backward, own copy";
     }
   }
   double apart = 0, moved = 0, shared_moved = 0;
@@ -168,8 +191,27 @@ TEST(StepsAtOnce, OwnCopiesComputeEachDevicesStepOverItsCopy) {
   EXPECT_GT(apart, 1e-5);  // each copy updated from its own device's gradients
   EXPECT_GT(moved, 1e-5);
   EXPECT_EQ(shared_moved, 0);
+  // The shared accumulator too: each copy's update has its own.
+  for (int64_t i = 0; i < probe.parameter_count(); ++i) {
+    ASSERT_EQ(probe.accumulator()[i], 0.0f) << "the shared accumulator at " << i;
+  }
   EXPECT_THROW(probe.own(9), ConfigError);
   EXPECT_THROW(probe.own(0), ConfigError);
+  // One device waits for none.
+  StepsAtOnce alone(kWidths, 8, 1, 1);
+  EXPECT_EQ(alone.own(8).wait, 0);
+}
+
+// The wait for the last device: each device's end against the last one's, the devices' mean.
+TEST(StepsAtOnce, TheWaitIsTheDevicesMeanBehindTheLast) {
+  const Clock::time_point t0 = Clock::now();
+  using std::chrono::microseconds;
+  EXPECT_DOUBLE_EQ(mean_wait_for_last({}), 0);
+  EXPECT_DOUBLE_EQ(mean_wait_for_last({t0}), 0);
+  // Ends at 0, 3000 and 1000 us: 3000, 0 and 2000 behind the last.
+  EXPECT_NEAR(mean_wait_for_last({t0, t0 + microseconds(3000), t0 + microseconds(1000)}), 5e-3 / 3,
+              1e-12);
+  EXPECT_NEAR(mean_wait_for_last({t0 + microseconds(40), t0}), 20e-6, 1e-12);
 }
 
 // The update a micro-shards pass starts with, as the sharded reducer's: each device's aligned

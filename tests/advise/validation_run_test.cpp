@@ -1302,8 +1302,9 @@ TEST(ValidationRun, TheOwnStepsProbeOnAFreshZen4Set) {
   EXPECT_NEAR(sharded_median_error(now), 0.033, 0.0005);
   EXPECT_NEAR(median_step_error(now, allreduce, 144), 0.053, 0.0005);
   EXPECT_NEAR(median_step_error(now, allreduce, 36, 32), 0.113, 0.0005);
-  // Every calibration timed every model's steps over own copies at its 9 row counts, the
-  // medians and the best; run 2's in the window where the shards' update ran long.
+  // Every run timed every model's steps over own copies at its 9 row counts (bench validate's
+  // refits), the medians and the best; run 2's calibration ran in the window where the
+  // shards' update ran long.
   for (int k = 1; k <= 3; ++k) {
     const HardwareProfile hw = cpu_run_profile(dir, k);
     ASSERT_EQ(hw.device.dense_rates.size(), 4u) << "run " << k;
