@@ -233,8 +233,8 @@ StepsAtOnce::Seconds StepsAtOnce::micro_shards(int64_t rows, int local) {
   return devices_mean(local);
 }
 
-// each_'s mean over the devices, per one of `per` passes; the parameters read back, so that
-// the passes are not optimized away (finite unless the update went wrong).
+// each_'s mean over the devices, per one of `per` passes; the shared parameters read back
+// (check_finite).
 StepsAtOnce::Seconds StepsAtOnce::devices_mean(int per) const {
   const double n = static_cast<double>(devices_) * per;
   Seconds mean;
@@ -242,12 +242,17 @@ StepsAtOnce::Seconds StepsAtOnce::devices_mean(int per) const {
     mean.forward += s.forward / n;
     mean.backward += s.backward / n;
   }
-  double sum = 0;
-  for (int64_t i = 0; i < params_; i += 16) sum += w_.data()[i];
-  if (!std::isfinite(sum)) {
-    throw NumericError("steps-at-once probe: the parameters became " + std::to_string(sum));
-  }
+  check_finite(w_, "the parameters");
   return mean;
+}
+
+// Finite unless an update went wrong.
+void StepsAtOnce::check_finite(const AlignedBuffer& w, const std::string& what) const {
+  double sum = 0;
+  for (int64_t i = 0; i < params_; i += 16) sum += w.data()[i];
+  if (!std::isfinite(sum)) {
+    throw NumericError("steps-at-once probe: " + what + " became " + std::to_string(sum));
+  }
 }
 
 StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
@@ -267,13 +272,8 @@ StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
   }
   Seconds mean = devices_mean(1);
   mean.wait = mean_wait_for_last(ends_);
-  double sum = 0;
   for (int d = 0; d < devices_; ++d) {
-    for (int64_t i = 0; i < params_; i += 16) sum += own_w_[d].data()[i];
-  }
-  if (!std::isfinite(sum)) {
-    throw NumericError("steps-at-once probe: the devices' own parameters became " +
-                       std::to_string(sum));
+    check_finite(own_w_[d], "device " + std::to_string(d) + "'s own parameters");
   }
   return mean;
 }

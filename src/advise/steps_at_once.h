@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -109,6 +110,9 @@ class StepsAtOnce {
   float* dz(size_t layer, int device);
   void check_rows(int64_t rows) const;
   Seconds devices_mean(int per) const;
+  // Throws unless the parameters in `w` (what names them) read back finite: the passes ran
+  // and are not optimized away.
+  void check_finite(const AlignedBuffer& w, const std::string& what) const;
   // Over the parameters at `w` (the shared buffer, or a device's own copy).
   void forward(int device, const float* w, int64_t rows, Seconds& out);
   void input_gradient(int device, const float* w, size_t layer, int64_t rows, Seconds& out);
