@@ -8,6 +8,7 @@
 #include <numeric>
 #include <tuple>
 
+#include "advise/steps_at_once.h"
 #include "advise/weight_grad_probes.h"
 #include "tandem/error.h"
 
@@ -63,6 +64,7 @@ json times_json(const StepsAtOnceTimes& t) {
     out["forward_own"] = t.forward_own;
     out["backward_own"] = t.backward_own;
     out["wait_own"] = t.wait_own;
+    if (t.has_exchange()) out["exchange_own"] = t.exchange_own;
   }
   return out;
 }
@@ -238,11 +240,13 @@ std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
       "least 1, each a forward and whole backward into its own gradient buffer, copied aside, "
       "the copies summed back into it; the sums and copies untimed; seconds per micro-shard), "
       "and as the N devices at once run a step each over its own copy of the parameters (the "
-      "last step's update of the whole copy untimed, forward, a whole backward; wait_own: the "
-      "devices' mean of how long after their own backward the last device's ended), each after "
-      "an untimed step of its kind (the best of the rounds, and their median)",
+      "last step's update of the whole copy from the devices' summed gradients untimed, forward, "
+      "a whole backward, the all-reduce of the gradients as one bucket; wait_own: the devices' "
+      "mean of how long after their own backward the last device's ended; exchange_own: the "
+      "devices' mean from their backward's end to their all-reduce's; the mean of {} passes), "
+      "each after an untimed step of its kind (the best of the rounds, and their median)",
       plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats,
-      fmt::join(shard_device_counts(plan.max_devices), ", "));
+      fmt::join(shard_device_counts(plan.max_devices), ", "), StepsAtOnce::kOwnTimedPasses);
 }
 
 json refit_dense_rate(HardwareProfile& hw, const std::vector<int64_t>& widths,
@@ -321,6 +325,7 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
       const StepsAtOnceTimes& t = a.has_medians() ? a.median : a.best;
       own += fmt::format("{}{} rows {:.2f} wait {:.1f} us", own.empty() ? "" : ", ", a.rows,
                          t.own_over_alone(), t.wait_own * 1e6);
+      if (t.has_exchange()) own += fmt::format(" all-reduce {:.1f} us", t.exchange_own * 1e6);
     }
   }
   return fmt::format(
@@ -336,8 +341,9 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
                                   "device's step alone: {}",
                                   timed.micro_shards, micro),
       own.empty() ? ""
-                  : "; steps at once over each device's own copy over one device's alone, and "
-                    "the wait for the last device's backward: " +
+                  : "; steps at once over each device's own copy over one device's alone, the "
+                    "wait for the last device's backward, and the all-reduce from the device's "
+                    "backward's end: " +
                         own);
 }
 

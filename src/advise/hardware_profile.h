@@ -52,11 +52,14 @@ struct WeightGradGemmSeconds {
 // mode's micro-shards over that buffer (StepsAtOnce::micro_shards), seconds per micro-shard.
 // And (profiles since 2026-12-07; 0: not timed) as the devices, all at once, run a step each
 // over its own copy of the parameters (StepsAtOnce::own), with the devices' mean of how long
-// the last device's backward ended after their own (`wait_own`, 0 or more).
+// the last device's backward ended after their own (`wait_own`, 0 or more); and (profiles since
+// 2026-12-07, later; 0: not timed) the devices' mean from their backward's end to the end of
+// the all-reduce of their gradients as one bucket (`exchange_own`), each of the four then the
+// mean of StepsAtOnce::kOwnTimedPasses passes (before: one pass).
 struct StepsAtOnceTimes {
   double forward_alone = 0, backward_alone = 0, forward_shared = 0, backward_shared = 0;
   double forward_micro = 0, backward_micro = 0;
-  double forward_own = 0, backward_own = 0, wait_own = 0;
+  double forward_own = 0, backward_own = 0, wait_own = 0, exchange_own = 0;
 
   // A device's forward and backward under the sharded reducer, all devices at once, over one
   // device's alone.
@@ -69,6 +72,7 @@ struct StepsAtOnceTimes {
     return (forward_micro + backward_micro) / (forward_alone + backward_alone);
   }
   bool has_own() const { return forward_own > 0; }
+  bool has_exchange() const { return exchange_own > 0; }
   // A device's step over its own copy, all devices at once, over one device's step alone.
   double own_over_alone() const {
     return (forward_own + backward_own) / (forward_alone + backward_alone);

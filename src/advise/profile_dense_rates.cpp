@@ -34,7 +34,8 @@ std::vector<DenseRowsSeconds> dense_points(const json& j, const std::string& whe
 constexpr const char* kAtOnce[] = {"forward_alone", "backward_alone", "forward_shared",
                                    "backward_shared"};
 // And the micro-shards' two (profiles since 2026-12-06), both or neither; and the own
-// copies' three (profiles since 2026-12-07), all or none, the wait 0 or more.
+// copies' three (profiles since 2026-12-07), all or none, the wait 0 or more, and their
+// all-reduce's seconds (profiles since 2026-12-07, later), > 0, only with them.
 StepsAtOnceTimes steps_at_once(const json& c, const std::string& where) {
   StepsAtOnceTimes out{positive_field(c, kAtOnce[0], where), positive_field(c, kAtOnce[1], where),
                        positive_field(c, kAtOnce[2], where), positive_field(c, kAtOnce[3], where)};
@@ -49,6 +50,12 @@ StepsAtOnceTimes steps_at_once(const json& c, const std::string& where) {
       throw ConfigError(where + ": missing number 'wait_own' (with forward_own and backward_own)");
     }
     out.wait_own = non_negative_field(c, "wait_own", where, 0);
+  }
+  if (c.contains("exchange_own")) {
+    if (!out.has_own()) {
+      throw ConfigError(where + ": 'exchange_own' without forward_own, backward_own and wait_own");
+    }
+    out.exchange_own = positive_field(c, "exchange_own", where);
   }
   return out;
 }
@@ -94,8 +101,8 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
     }
     // The steps at once, as profiles of 2026-12-05 hold them: all four or none, alike in every
     // point; their medians came later, in the array only.
-    for (const char* later :
-         {"median", "forward_micro", "backward_micro", "forward_own", "backward_own", "wait_own"}) {
+    for (const char* later : {"median", "forward_micro", "backward_micro", "forward_own",
+                              "backward_own", "wait_own", "exchange_own"}) {
       if (c.contains(later)) {
         throw ConfigError(points + ": point at " + std::to_string(rows) + " rows: '" + later +
                           "' belongs in a steps_at_once entry");
@@ -124,7 +131,7 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
                         " must be an array of {rows, forward_alone, backward_alone, "
                         "forward_shared, backward_shared} (and, since 2026-12-06, "
                         "forward_micro, backward_micro; since 2026-12-07, forward_own, "
-                        "backward_own, wait_own)");
+                        "backward_own, wait_own, and later exchange_own)");
     }
     for (const json& c : j.at("steps_at_once")) {
       const int64_t rows =
@@ -139,7 +146,7 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
                             ": 'median' must be an object of forward_alone, backward_alone, "
                             "forward_shared and backward_shared (and, since 2026-12-06, "
                             "forward_micro and backward_micro; since 2026-12-07, forward_own, "
-                            "backward_own and wait_own)");
+                            "backward_own and wait_own, and later exchange_own)");
         }
         out.at_once.back().median = steps_at_once(c.at("median"), entry + ": median");
       }
@@ -158,6 +165,10 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
         throw ConfigError(entry +
                           ": forward_own, backward_own and wait_own in every entry and its "
                           "median, or in none");
+      }
+      if (a.best.has_exchange() != out.at_once.front().best.has_exchange() ||
+          (a.has_medians() && a.median.has_exchange() != a.best.has_exchange())) {
+        throw ConfigError(entry + ": exchange_own in every entry and its median, or in none");
       }
     }
   }

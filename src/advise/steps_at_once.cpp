@@ -7,7 +7,6 @@
 #include <cmath>
 
 #include "parallel/buckets.h"
-#include "parallel/shared_memory_communicator.h"
 #include "profile/phase_timer.h"
 #include "tandem/error.h"
 #include "tandem/optimizers.h"
@@ -264,14 +263,32 @@ StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
       std::copy(w_.data(), w_.data() + params_, own_w_.back().data());
     }
     ends_.resize(devices_);
+    exchanged_.resize(devices_);
+    if (devices_ > 1) {
+      // As mirrored.cpp builds them for the all-reduce reducer: one group over the devices'
+      // barrier, a communicator per device.
+      comm_group_ = std::make_shared<SharedMemoryGroup>(devices_, &group_.barrier());
+      for (int d = 0; d < devices_; ++d) {
+        comms_.push_back(std::make_unique<SharedMemoryCommunicator>(comm_group_, d));
+      }
+    }
   }
-  for (int pass = 0; pass < 2; ++pass) {
+  Seconds mean;
+  for (int pass = 0; pass <= kOwnTimedPasses; ++pass) {
     ++iteration_;
     std::fill(each_.begin(), each_.end(), Seconds{});
     own_pass(rows);
+    if (pass == 0) continue;  // the untimed one
+    const Seconds one = devices_mean(1);
+    double exchange = 0;
+    for (int d = 0; d < devices_; ++d) {
+      exchange += std::chrono::duration<double>(exchanged_[d] - ends_[d]).count() / devices_;
+    }
+    mean.forward += one.forward / kOwnTimedPasses;
+    mean.backward += one.backward / kOwnTimedPasses;
+    mean.wait += mean_wait_for_last(ends_) / kOwnTimedPasses;
+    mean.exchange += exchange / kOwnTimedPasses;
   }
-  Seconds mean = devices_mean(1);
-  mean.wait = mean_wait_for_last(ends_);
   for (int d = 0; d < devices_; ++d) {
     check_finite(own_w_[d], "device " + std::to_string(d) + "'s own parameters");
   }
@@ -280,7 +297,8 @@ StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
 
 void StepsAtOnce::own_pass(int64_t rows) {
   group_.run([&](int d) {
-    // The last step's update of the device's whole copy from its gradients (untimed).
+    // The last step's update of the device's whole copy from the devices' summed gradients
+    // (untimed).
     float* slots[] = {own_s_[d].data()};
     kernel_->update(own_w_[d].data(), g_[d].data(), slots, 0, params_, iteration_, 1e-3,
                     backends_[d]->threads(), 0);
@@ -288,6 +306,14 @@ void StepsAtOnce::own_pass(int64_t rows) {
     forward(d, w, rows, each_[d]);
     whole_backward(d, w, rows, each_[d]);
     ends_[d] = Clock::now();
+    // The whole buffer as one bucket, as AllreduceReducer's finalize posts the last (one
+    // process's all-reduce: grad_reducer.cpp over shared_memory_communicator.cpp).
+    if (devices_ == 1) {
+      exchanged_[d] = ends_[d];  // nothing to all-reduce
+      return;
+    }
+    comms_[d]->wait(comms_[d]->allreduce_async(g_[d].data(), params_));
+    exchanged_[d] = Clock::now();
   });
 }
 

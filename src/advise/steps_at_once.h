@@ -14,6 +14,7 @@
 #include "core/aligned_buffer.h"
 #include "optim/optimizer_kernel.h"
 #include "parallel/device_group.h"
+#include "parallel/shared_memory_communicator.h"
 #include "profile/phase_timer.h"
 
 namespace tandem::detail {
@@ -39,7 +40,15 @@ class StepsAtOnce {
     // own only: the devices' mean of how long after its own backward's end the last device's
     // ended (what a device waits for the others' gradients before an exchange can finish).
     double wait = 0;
+    // own only: the devices' mean of the seconds from the end of its backward to the end of
+    // the all-reduce of its gradients (the wait for the others' and the exchange, as a step
+    // pays them after its backward).
+    double exchange = 0;
   };
+
+  // own's passes timed, after an untimed one: their mean (the wait is heavy-tailed, and a
+  // step's timing is a mean over steps).
+  static constexpr int kOwnTimedPasses = 4;
 
   StepsAtOnce(const std::vector<int64_t>& widths, int64_t rows, int devices, int threads);
 
@@ -70,12 +79,17 @@ class StepsAtOnce {
   // Every device at once, each over its own copy of the parameters and of RMSprop's
   // accumulator, as mirrored's all-reduce reducer runs a step (parallel/mirrored.cpp,
   // grad_reducer.cpp's AllreduceReducer): the last step's update of the device's whole copy
-  // from its gradients (untimed), forward, and a whole backward into the device's gradient
-  // buffer, whose end every device reads on one clock; the pass ends when every device's has
-  // (the exchange's place; the exchange itself is allreduce_probe.h's). The devices' mean, and
-  // `wait` (mean_wait_for_last over those ends). As in a step, nothing lines the devices up
-  // between the run's start and those ends: the wait holds the devices' start, update,
-  // forward and backward apart. The copies start as the shared parameters, on first use.
+  // from the devices' summed gradients (untimed), forward, a whole backward into the device's
+  // gradient buffer, whose end every device reads on one clock, and the all-reduce of that
+  // buffer as one bucket over a SharedMemoryCommunicator (as the reducer's finalize posts its
+  // last bucket and waits for every bucket), after which every device holds the devices' sum
+  // and reads the clock again. The devices' mean, `wait` (mean_wait_for_last over the
+  // backward's ends) and `exchange` (the devices' mean from their backward's end to their
+  // all-reduce's), each the mean of kOwnTimedPasses passes after an untimed one. As in a step,
+  // nothing lines the devices up between a pass's start and those ends: the wait holds the
+  // devices' start, update, forward and backward apart. The copies start as the shared
+  // parameters, on first use; from equal gradients (a new probe's are zero) they stay equal.
+  // One device: no all-reduce, `wait` and `exchange` 0.
   Seconds own(int64_t rows);
 
   // What the last pass left, for checking it: layer `layer`'s input on `device` (rows, in),
@@ -149,6 +163,11 @@ class StepsAtOnce {
   // use, and when its last own pass's backward ended.
   std::vector<AlignedBuffer> own_w_, own_s_;
   std::vector<Clock::time_point> ends_;
+  // Per device, when its last own pass's all-reduce ended; the all-reduce's group and each
+  // device's communicator (two or more devices), made on first use.
+  std::vector<Clock::time_point> exchanged_;
+  std::shared_ptr<SharedMemoryGroup> comm_group_;
+  std::vector<std::unique_ptr<SharedMemoryCommunicator>> comms_;
   int64_t iteration_ = 0;
 };
 

@@ -23,8 +23,8 @@ std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
                                                       const std::vector<int64_t>& rows, int local,
                                                       int repeats) {
   // Per row count, the rounds' forward and backward alone, shared, micro-shards and own
-  // copies, and the own copies' wait.
-  std::vector<std::array<std::vector<double>, 9>> rounds(rows.size());
+  // copies, and the own copies' wait and all-reduce.
+  std::vector<std::array<std::vector<double>, 10>> rounds(rows.size());
   for (const int64_t r : rows) {
     probe.alone(r);
     probe.shared(r);
@@ -42,14 +42,15 @@ std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
         rounds[i][2 * k + 1].push_back(timed[k].backward);
       }
       rounds[i][8].push_back(timed[3].wait);
+      rounds[i][9].push_back(timed[3].exchange);
     }
   }
   std::vector<StepsAtOnceSeconds> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     const auto of_rounds = [&](auto&& pick) {
-      std::array<double, 9> v;
+      std::array<double, 10> v;
       for (size_t k = 0; k < v.size(); ++k) v[k] = pick(rounds[i][k]);
-      return StepsAtOnceTimes{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+      return StepsAtOnceTimes{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
     };
     out.push_back({.rows = rows[i],
                    .best = of_rounds([](const std::vector<double>& v) {

@@ -25,7 +25,8 @@ namespace tandem::detail {
 // sharded reducer's over one shared parameter buffer, and as they run deterministic mode's
 // micro-shards over it (steps_at_once.h, as many per device as the default 4 over all devices
 // give; for a power of two of devices only), and as they run a step each over its own copy
-// of the parameters, with the wait for the last device's backward (one device count after
+// of the parameters, with the wait for the last device's backward and the all-reduce of the
+// gradients after it (one device count after
 // another, after the other timings' rounds). Best of `repeats` rounds, interleaved over the rows
 // (the steps at once also their median); seconds summed over the layers; one entry per device
 // count, ascending, each with the same whole GEMMs.

@@ -340,12 +340,13 @@ TEST(Calibrate, ARefitReplacesOnlyTheDeviceCountTimedAgain) {
     runs.back()->time(1, seed);
   }
   // Best: forward and backward alone 1 and 2, shared 1.5 each, micro-shards 2.4 and 0.6, own
-  // copies 1.2 and 2.1 with a wait of 0.3; median: 2, 2, 1.5, 1.5, 4, 2, 2.5, 2.5, 0.5.
+  // copies 1.2 and 2.1 with a wait of 0.3 and an all-reduce of 0.7; median: 2, 2, 1.5, 1.5, 4,
+  // 2, 2.5, 2.5, 0.5, 0.9.
   const WeightGradShards two{2,
                              {{8, 2.0, 1.0, 4.0, 3.0}},
                              {{8,
-                               {1.0, 2.0, 1.5, 1.5, 2.4, 0.6, 1.2, 2.1, 0.3},
-                               {2.0, 2.0, 1.5, 1.5, 4.0, 2.0, 2.5, 2.5, 0.5}}},
+                               {1.0, 2.0, 1.5, 1.5, 2.4, 0.6, 1.2, 2.1, 0.3, 0.7},
+                               {2.0, 2.0, 1.5, 1.5, 4.0, 2.0, 2.5, 2.5, 0.5, 0.9}}},
                              2};
   refit_dense_rate(hw, widths, runs, {}, 0, {two});
   const auto& timed = hw.device.dense_rates.at(0).weight_grad_gemms;
@@ -372,6 +373,8 @@ TEST(Calibrate, ARefitReplacesOnlyTheDeviceCountTimedAgain) {
   EXPECT_EQ(document[0]["steps_at_once"][0]["backward_own"], 2.1);  // and the own copies'
   EXPECT_EQ(document[0]["steps_at_once"][0]["wait_own"], 0.3);
   EXPECT_EQ(document[0]["steps_at_once"][0]["median"]["wait_own"], 0.5);
+  EXPECT_EQ(document[0]["steps_at_once"][0]["exchange_own"], 0.7);
+  EXPECT_EQ(document[0]["steps_at_once"][0]["median"]["exchange_own"], 0.9);
   EXPECT_EQ(timed[0].at_once[0].median.own_over_alone(), 1.25);  // (2.5 + 2.5) / (2 + 2)
   EXPECT_EQ(document[1]["devices"], 4);
   EXPECT_FALSE(document[1].contains("steps_at_once"));

@@ -514,6 +514,9 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
     entry["median"]["forward_own"] = 1.6e-3;
     entry["median"]["backward_own"] = 3.4e-3;
     entry["median"]["wait_own"] = 0;  // devices that end together
+    // and (later that day) their all-reduce from the backward's end
+    entry["exchange_own"] = 3e-4;
+    entry["median"]["exchange_own"] = 4e-4;
   }
   for (json& point : two["points"]) {
     point["forward_alone"] = 1e-3;
@@ -584,6 +587,10 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
   EXPECT_TRUE(timed[1].at_once[2].median.has_own());
   EXPECT_FALSE(timed[0].at_once[0].best.has_own());  // none timed
   EXPECT_EQ(timed[0].at_once[0].best.wait_own, 0);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[1].best.exchange_own, 3e-4);
+  EXPECT_DOUBLE_EQ(timed[1].at_once[2].median.exchange_own, 4e-4);
+  EXPECT_TRUE(timed[1].at_once[0].best.has_exchange());
+  EXPECT_FALSE(timed[0].at_once[0].best.has_exchange());  // none timed
   json untimed = j;
   untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("steps_at_once");
   untimed["device"]["dense_rates"][0]["weight_grad_gemms"][1].erase("micro_shards");
@@ -692,19 +699,36 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
           {[](json& g) { g[1]["steps_at_once"][1]["forward_own"] = 0; },
            "steps_at_once: entry at 30 rows: 'forward_own' must be > 0"},
           {[](json& g) {
-             for (const char* k : {"forward_own", "backward_own", "wait_own"}) {
+             for (const char* k : {"forward_own", "backward_own", "wait_own", "exchange_own"}) {
                g[1]["steps_at_once"][2].erase(k);
              }
            },
            "steps_at_once: entry at 48 rows: forward_own, backward_own and wait_own in every "
            "entry and its median, or in none"},
           {[](json& g) {
-             for (const char* k : {"forward_own", "backward_own", "wait_own"}) {
+             for (const char* k : {"forward_own", "backward_own", "wait_own", "exchange_own"}) {
                g[1]["steps_at_once"][0]["median"].erase(k);
              }
            },
            "steps_at_once: entry at 12 rows: forward_own, backward_own and wait_own in every "
            "entry and its median, or in none"},
+          {[](json& g) { g[0]["points"][1]["exchange_own"] = 1e-4; },
+           "points: point at 48 rows: 'exchange_own' belongs in a steps_at_once entry"},
+          {[](json& g) {
+             for (const char* k : {"forward_own", "backward_own", "wait_own"}) {
+               g[1]["steps_at_once"][1].erase(k);
+             }
+           },
+           "steps_at_once: entry at 30 rows: 'exchange_own' without forward_own, backward_own "
+           "and wait_own"},
+          {[](json& g) { g[1]["steps_at_once"][2]["median"]["exchange_own"] = 0; },
+           "steps_at_once: entry at 48 rows: median: 'exchange_own' must be > 0"},
+          {[](json& g) { g[1]["steps_at_once"][1].erase("exchange_own"); },
+           "steps_at_once: entry at 30 rows: exchange_own in every entry and its median, or in "
+           "none"},
+          {[](json& g) { g[1]["steps_at_once"][0]["median"].erase("exchange_own"); },
+           "steps_at_once: entry at 12 rows: exchange_own in every entry and its median, or in "
+           "none"},
           {[](json& g) { g[1].erase("micro_shards"); },
            "weight_grad_gemms[1] needs 'micro_shards', a whole number from 1 to 64"},
           {[](json& g) { g[0]["micro_shards"] = 2; },

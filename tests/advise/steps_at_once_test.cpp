@@ -110,10 +110,12 @@ TEST(StepsAtOnce, MicroShardsComputeEachDevicesWholeGradients) {
   EXPECT_THROW(probe.micro_shards(8, 65), ConfigError);
 }
 
-// Own copies, as the all-reduce reducer's step: each device's whole kernel gradients from its
-// own rows (not another's), its forward over its own copy of the parameters (the first layer's
-// output is relu(x . kernel + bias) of that copy, which after its own updates differs from the
-// other device's and from the shared buffer, which the pass leaves alone), a wait of 0 or more.
+// Own copies, as the all-reduce reducer's step: after the pass's all-reduce each device's whole
+// kernel gradients are both devices' rows' sum (not its own rows' alone), its forward over its
+// own copy of the parameters (the first layer's output is relu(x . kernel + bias) of that copy,
+// which after the updates differs from the shared buffer, which the pass leaves alone); the
+// copies, updated from the same sums, stay equal; a wait of 0 or more, and the all-reduce from
+// the backward's end no shorter than it (it cannot end before the last device posts).
 TEST(StepsAtOnce, OwnCopiesComputeEachDevicesStepOverItsCopy) {
   StepsAtOnce probe(kWidths, 8, 2, 1);
   EXPECT_EQ(probe.own_parameters(0), nullptr);
@@ -124,14 +126,17 @@ TEST(StepsAtOnce, OwnCopiesComputeEachDevicesStepOverItsCopy) {
     EXPECT_GT(t.backward, 0);
     EXPECT_GE(t.wait, 0);
     EXPECT_TRUE(std::isfinite(t.wait));
+    EXPECT_GT(t.exchange, 0);
+    EXPECT_GE(t.exchange, t.wait);
+    EXPECT_TRUE(std::isfinite(t.exchange));
     for (size_t l = 0; l + 1 < kWidths.size(); ++l) {
       for (const int d : {0, 1}) {
-        const Check c = kernel_gradient(probe, l, d, {d}, rows, 0, kWidths[l]);
+        const Check c = kernel_gradient(probe, l, d, {0, 1}, rows, 0, kWidths[l]);
         EXPECT_GT(c.largest, 1e-6) << "layer " << l << ", device " << d;
         EXPECT_LE(c.error, 1e-4 * c.largest)
             << "own, layer " << l << ", device " << d << ", " << rows << " rows";
-        const Check other = kernel_gradient(probe, l, d, {1 - d}, rows, 0, kWidths[l]);
-        EXPECT_GT(other.error, 1e-2 * other.largest) << "layer " << l << ", device " << d;
+        const Check mine = kernel_gradient(probe, l, d, {d}, rows, 0, kWidths[l]);
+        EXPECT_GT(mine.error, 1e-2 * mine.largest) << "layer " << l << ", device " << d;
       }
     }
     // The first layer's output on each device from its own copy.
@@ -188,7 +193,7 @@ TEST(StepsAtOnce, OwnCopiesComputeEachDevicesStepOverItsCopy) {
     shared_moved =
         std::max(shared_moved, std::abs(static_cast<double>(probe.parameters()[i]) - shared[i]));
   }
-  EXPECT_GT(apart, 1e-5);  // each copy updated from its own device's gradients
+  EXPECT_EQ(apart, 0);  // both copies updated from the same summed gradients
   EXPECT_GT(moved, 1e-5);
   EXPECT_EQ(shared_moved, 0);
   // The shared accumulator too: each copy's update has its own.
@@ -197,9 +202,11 @@ TEST(StepsAtOnce, OwnCopiesComputeEachDevicesStepOverItsCopy) {
   }
   EXPECT_THROW(probe.own(9), ConfigError);
   EXPECT_THROW(probe.own(0), ConfigError);
-  // One device waits for none.
+  // One device waits for none and all-reduces nothing.
   StepsAtOnce alone(kWidths, 8, 1, 1);
-  EXPECT_EQ(alone.own(8).wait, 0);
+  const StepsAtOnce::Seconds one = alone.own(8);
+  EXPECT_EQ(one.wait, 0);
+  EXPECT_EQ(one.exchange, 0);
 }
 
 // The wait for the last device: each device's end against the last one's, the devices' mean.

@@ -1318,7 +1318,9 @@ TEST(ValidationRun, TheOwnStepsProbeOnAFreshZen4Set) {
       }
     }
     ASSERT_FALSE(hw.device.update_contention.empty()) << "run " << k;
-    if (k == 2) EXPECT_NEAR(hw.device.update_contention.front().shard, 12.36, 0.005);
+    if (k == 2) {
+      EXPECT_NEAR(hw.device.update_contention.front().shard, 12.36, 0.005);
+    }
   }
 }
 

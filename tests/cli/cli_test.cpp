@@ -27,6 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -565,6 +566,13 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
       EXPECT_GE(at_once.at("wait_own").get<double>(), 0);
       EXPECT_GE(at_once.at("median").at("wait_own").get<double>(),
                 at_once.at("wait_own").get<double>());
+      // Their all-reduce from the backward's end: it cannot end before the last device posts,
+      // so it is no shorter than the wait in every round, and in their best and median.
+      for (const char* of : {"best", "median"}) {
+        const auto& t = std::string(of) == "best" ? at_once : at_once.at("median");
+        EXPECT_GT(t.at("exchange_own").get<double>(), 0) << of;
+        EXPECT_GE(t.at("exchange_own").get<double>(), t.at("wait_own").get<double>()) << of;
+      }
     }
   }
   EXPECT_GE(j.at("device").at("half_rows").get<double>(), 0);  // 0 when the line has no offset
@@ -773,8 +781,10 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   }
   EXPECT_THAT(pass.out, HasSubstr("weight-gradient shards of 1 of 2 devices"));
   EXPECT_THAT(pass.out, HasSubstr("with all devices at once over one device's alone: 16 rows "));
-  EXPECT_THAT(pass.out, HasSubstr("over each device's own copy over one device's alone, and the "
-                                  "wait for the last device's backward: 16 rows "));
+  EXPECT_THAT(pass.out, HasSubstr("over each device's own copy over one device's alone, the wait "
+                                  "for the last device's backward, and the all-reduce from the "
+                                  "device's backward's end: 16 rows "));
+  EXPECT_THAT(pass.out, ContainsRegex("16 rows [0-9.]+ wait [0-9.]+ us all-reduce [0-9.]+ us"));
   EXPECT_THAT(pass.out, HasSubstr("784-128-128-10: "));
   const CliResult fail = run_cli(common + " --speedup-tolerance 0 --step-tolerance 0", dir);
   EXPECT_EQ(fail.exit_code, 1);
