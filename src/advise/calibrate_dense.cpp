@@ -240,7 +240,7 @@ std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
       "least 1, each a forward and whole backward into its own gradient buffer, copied aside, "
       "the copies summed back into it; the sums and copies untimed; seconds per micro-shard), "
       "and as the N devices at once run a step each over its own copy of the parameters (the "
-      "last step's update of the whole copy from the devices' summed gradients untimed, forward, "
+      "last step's update of the whole copy from the gradient buffer untimed, forward, "
       "a whole backward, the all-reduce of the gradients as one bucket; wait_own: the devices' "
       "mean of how long after their own backward the last device's ended; exchange_own: the "
       "devices' mean from their backward's end to their all-reduce's; the mean of {} passes), "

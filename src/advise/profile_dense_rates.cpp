@@ -35,7 +35,8 @@ constexpr const char* kAtOnce[] = {"forward_alone", "backward_alone", "forward_s
                                    "backward_shared"};
 // And the micro-shards' two (profiles since 2026-12-06), both or neither; and the own
 // copies' three (profiles since 2026-12-07), all or none, the wait 0 or more, and their
-// all-reduce's seconds (profiles since 2026-12-07, later), > 0, only with them.
+// all-reduce's seconds (profiles since 2026-12-07, later), > 0 and no less than the wait, only
+// with them.
 StepsAtOnceTimes steps_at_once(const json& c, const std::string& where) {
   StepsAtOnceTimes out{positive_field(c, kAtOnce[0], where), positive_field(c, kAtOnce[1], where),
                        positive_field(c, kAtOnce[2], where), positive_field(c, kAtOnce[3], where)};
@@ -56,6 +57,12 @@ StepsAtOnceTimes steps_at_once(const json& c, const std::string& where) {
       throw ConfigError(where + ": 'exchange_own' without forward_own, backward_own and wait_own");
     }
     out.exchange_own = positive_field(c, "exchange_own", where);
+    // It cannot end before the last device posts (StepsAtOnce::own), in every pass.
+    if (out.exchange_own < out.wait_own) {
+      throw ConfigError(where +
+                        ": 'exchange_own' is less than 'wait_own': the all-reduce from "
+                        "the backward's end cannot end before the last device's backward");
+    }
   }
   return out;
 }

@@ -297,8 +297,8 @@ StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
 
 void StepsAtOnce::own_pass(int64_t rows) {
   group_.run([&](int d) {
-    // The last step's update of the device's whole copy from the devices' summed gradients
-    // (untimed).
+    // The last step's update of the device's whole copy from its gradient buffer (untimed):
+    // the devices' sum after an own pass, what another pass left before the first.
     float* slots[] = {own_s_[d].data()};
     kernel_->update(own_w_[d].data(), g_[d].data(), slots, 0, params_, iteration_, 1e-3,
                     backends_[d]->threads(), 0);

@@ -1,8 +1,9 @@
 // A dense model's forward and backward GEMMs on several devices at once, as mirrored's sharded
 // reducer runs them over one shared parameter buffer, against one device alone: calibrate's
 // weight-gradient probe (weight_grad_probes.h, weight_grad_gemm_seconds, the `*_alone` and
-// `*_shared` timings); and as deterministic mode's micro-shards run them over that buffer (the
-// `*_micro` timings).
+// `*_shared` timings); as deterministic mode's micro-shards run them over that buffer (the
+// `*_micro` timings); and as the all-reduce reducer's replicas run a step each over their own
+// copy of the parameters, ending in the all-reduce of their gradients (the `*_own` timings).
 #pragma once
 
 #include <cstdint>
@@ -88,7 +89,9 @@ class StepsAtOnce {
   // all-reduce's), each the mean of kOwnTimedPasses passes after an untimed one. As in a step,
   // nothing lines the devices up between a pass's start and those ends: the wait holds the
   // devices' start, update, forward and backward apart. The copies start as the shared
-  // parameters, on first use; from equal gradients (a new probe's are zero) they stay equal.
+  // parameters, on first use; from equal gradients (a new probe's are zero) they stay equal,
+  // and after another pass (which leaves each device's gradients its own) they differ by the
+  // first own pass's update from those, then move alike.
   // One device: no all-reduce, `wait` and `exchange` 0.
   Seconds own(int64_t rows);
 
@@ -97,8 +100,9 @@ class StepsAtOnce {
   // (in, units) at kernel_offset(layer); alone writes device 0's whole kernels, shared each
   // device's rows [d * ceil(in / n), ...) of every kernel, micro_shards every device's whole
   // kernels from its own rows (every micro-shard's, summed), and the copies aside of them
-  // (each micro-shard's), own every device's whole kernels from its own rows over its own
-  // copy of the parameters (own_parameters: the pass's forward read them).
+  // (each micro-shard's), own every device's whole kernels over its own copy of the parameters
+  // (own_parameters: the pass's forward read them), summed over every device's rows by the
+  // pass's all-reduce.
   const float* input(size_t layer, int device) const;
   const float* output_gradient(size_t layer, int device) const;
   const float* gradients(int device) const { return g_[device].data(); }
@@ -135,7 +139,7 @@ class StepsAtOnce {
   void alone_pass(int64_t rows, Seconds& out);
   void shared_pass(int64_t rows);            // into each_
   void micro_pass(int64_t rows, int local);  // into each_
-  void own_pass(int64_t rows);               // into each_ and ends_
+  void own_pass(int64_t rows);               // into each_, ends_, exchanged_ and g_
   void whole_backward(int device, const float* w, int64_t rows, Seconds& out);
 
   std::vector<int64_t> widths_;

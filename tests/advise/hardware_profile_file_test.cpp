@@ -721,6 +721,8 @@ TEST(HardwareProfileFile, WeightGradGemmsAreReadAndChecked) {
            },
            "steps_at_once: entry at 30 rows: 'exchange_own' without forward_own, backward_own "
            "and wait_own"},
+          {[](json& g) { g[1]["steps_at_once"][1]["exchange_own"] = 1e-4; },  // wait 2e-4
+           "steps_at_once: entry at 30 rows: 'exchange_own' is less than 'wait_own'"},
           {[](json& g) { g[1]["steps_at_once"][2]["median"]["exchange_own"] = 0; },
            "steps_at_once: entry at 48 rows: median: 'exchange_own' must be > 0"},
           {[](json& g) { g[1]["steps_at_once"][1].erase("exchange_own"); },

@@ -1342,7 +1342,7 @@ TEST(ValidationRun, TheOwnStepsProbeOnAFreshZen4Set) {
 // CPU (7 missed, none newly; 4.9% and 7.4% against the model's 6.0% and 14.2%), the own pass's
 // all-reduce newly misses the seed's all-reduce step at 32. The model misses 10 of 112 in most
 // runs, against the 2 written down; run 2's refit timed 784-256-256-10's steps at once at 1.73-1.90
-// times its steps alone at every row count (1.0 in runs 1 and 3), and its calibration two
+// times its steps alone at every row count (0.91-1.16 in runs 1 and 3), and its calibration two
 // devices' shards of a 256 KiB update at 11.6 times one device's whole update (3.3 and 3.5).
 TEST(ValidationRun, TheOwnExchangeProbeOnAFreshZen4Set) {
   const std::string dir = "repeated/held_out_own_exchange_zen4";

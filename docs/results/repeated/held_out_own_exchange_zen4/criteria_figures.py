@@ -44,7 +44,7 @@ for build in builds:
     print(f"   all-reduce steps {summary(errors(build))}; at 32 {summary(errors(build, 32))}")
     print(f"   all-reduce phase {summary(errors(build, phase=True))}; "
           f"at 32 {summary(errors(build, 32, True))}")
-print("4. each calibration's exchange_own / wait_own (us), medians of the rounds:")
+print("4. each run's exchange_own / wait_own (us) as its refits timed them, medians of the rounds:")
 for k in (1, 2, 3):
     profile = json.load(open(f"cpu_run{k}.json"))["profile"]
     for c in profile["device"]["dense_rates"]:
