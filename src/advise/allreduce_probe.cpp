@@ -22,13 +22,8 @@ std::vector<AllreduceSeconds> allreduce_exchange(const std::vector<int64_t>& byt
     throw Error("allreduce_exchange: 2 or more devices, got " + std::to_string(devices));
   }
   DeviceGroup group(plan_devices(devices, threads));
-  // As mirrored.cpp builds them for the all-reduce reducer: one group over the devices'
-  // barrier, a communicator per device.
-  const auto comm_group = std::make_shared<SharedMemoryGroup>(devices, &group.barrier());
-  std::vector<std::unique_ptr<SharedMemoryCommunicator>> comms;
-  for (int d = 0; d < devices; ++d) {
-    comms.push_back(std::make_unique<SharedMemoryCommunicator>(comm_group, d));
-  }
+  // As mirrored.cpp builds them for the all-reduce reducer.
+  const auto comms = make_shared_memory_communicators(devices, &group.barrier());
   std::vector<AllreduceSeconds> out;
   for (const int64_t size : bytes) {
     const int64_t n = std::max<int64_t>(size / 4, int64_t{16} * devices);

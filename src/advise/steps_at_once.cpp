@@ -264,14 +264,8 @@ StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
     }
     ends_.resize(devices_);
     exchanged_.resize(devices_);
-    if (devices_ > 1) {
-      // As mirrored.cpp builds them for the all-reduce reducer: one group over the devices'
-      // barrier, a communicator per device.
-      comm_group_ = std::make_shared<SharedMemoryGroup>(devices_, &group_.barrier());
-      for (int d = 0; d < devices_; ++d) {
-        comms_.push_back(std::make_unique<SharedMemoryCommunicator>(comm_group_, d));
-      }
-    }
+    // As mirrored.cpp builds them for the all-reduce reducer.
+    if (devices_ > 1) comms_ = make_shared_memory_communicators(devices_, &group_.barrier());
   }
   Seconds mean;
   for (int pass = 0; pass <= kOwnTimedPasses; ++pass) {

@@ -80,7 +80,7 @@ class StepsAtOnce {
   // Every device at once, each over its own copy of the parameters and of RMSprop's
   // accumulator, as mirrored's all-reduce reducer runs a step (parallel/mirrored.cpp,
   // grad_reducer.cpp's AllreduceReducer): the last step's update of the device's whole copy
-  // from the devices' summed gradients (untimed), forward, a whole backward into the device's
+  // from its gradient buffer (untimed), forward, a whole backward into the device's
   // gradient buffer, whose end every device reads on one clock, and the all-reduce of that
   // buffer as one bucket over a SharedMemoryCommunicator (as the reducer's finalize posts its
   // last bucket and waits for every bucket), after which every device holds the devices' sum
@@ -167,10 +167,9 @@ class StepsAtOnce {
   // use, and when its last own pass's backward ended.
   std::vector<AlignedBuffer> own_w_, own_s_;
   std::vector<Clock::time_point> ends_;
-  // Per device, when its last own pass's all-reduce ended; the all-reduce's group and each
-  // device's communicator (two or more devices), made on first use.
+  // Per device, when its last own pass's all-reduce ended, and its communicator (two or more
+  // devices), made on first use.
   std::vector<Clock::time_point> exchanged_;
-  std::shared_ptr<SharedMemoryGroup> comm_group_;
   std::vector<std::unique_ptr<SharedMemoryCommunicator>> comms_;
   int64_t iteration_ = 0;
 };

@@ -102,7 +102,7 @@ class Mirrored final : public Strategy {
     } else if (allreduce) {
       // Every replica updates its own copy: each needs its own optimizer accumulators
       // (replica 0 keeps the model's, the others start from a copy of them).
-      comm_group_ = std::make_shared<SharedMemoryGroup>(n, &group_.barrier());
+      comms_ = make_shared_memory_communicators(n, &group_.barrier());
       private_state_.resize(n);
       state_ptrs_.resize(n);
       for (int r = 0; r < n; ++r) {
@@ -115,7 +115,6 @@ class Mirrored final : public Strategy {
           std::copy(slot.data(), slot.data() + slot.size(), private_state_[r].back().data());
           state_ptrs_[r].push_back(private_state_[r].back().data());
         }
-        comms_.push_back(std::make_unique<SharedMemoryCommunicator>(comm_group_, r));
         reducers_.push_back(make_allreduce_reducer(*comms_[r], buckets_, replicas_[r]->grads(),
                                                    replicas_[r]->times()));
       }
@@ -277,9 +276,8 @@ class Mirrored final : public Strategy {
   std::unique_ptr<ReplicaSumGroup> sums_;  // synchronized BatchNormalization
   std::vector<Bucket> buckets_;
   const OptimizerKernel* kernel_ = nullptr;
-  std::unique_ptr<ShardedUpdateShared> shared_;    // reducer "sharded"
-  std::shared_ptr<SharedMemoryGroup> comm_group_;  // reducer "allreduce"
-  std::vector<std::unique_ptr<SharedMemoryCommunicator>> comms_;
+  std::unique_ptr<ShardedUpdateShared> shared_;                   // reducer "sharded"
+  std::vector<std::unique_ptr<SharedMemoryCommunicator>> comms_;  // reducer "allreduce"
   std::vector<std::vector<AlignedBuffer>> private_state_;
   std::vector<std::vector<float*>> state_ptrs_;
   World* world_ = nullptr;  // several processes

@@ -71,6 +71,15 @@ SharedMemoryCommunicator::SharedMemoryCommunicator(std::shared_ptr<SharedMemoryG
                                                    int rank)
     : group_(std::move(group)), rank_(rank), my_part_done_(SharedMemoryGroup::kSlots, true) {}
 
+std::vector<std::unique_ptr<SharedMemoryCommunicator>> make_shared_memory_communicators(
+    int size, DeviceBarrier* barrier) {
+  const auto group = std::make_shared<SharedMemoryGroup>(size, barrier);
+  std::vector<std::unique_ptr<SharedMemoryCommunicator>> out;
+  for (int r = 0; r < size; ++r)
+    out.push_back(std::make_unique<SharedMemoryCommunicator>(group, r));
+  return out;
+}
+
 std::string SharedMemoryCommunicator::describe() const {
   return "thread rank " + std::to_string(rank_) + " of " + std::to_string(size());
 }

@@ -66,6 +66,12 @@ class SharedMemoryCommunicator final : public Communicator {
   std::vector<bool> my_part_done_;
 };
 
+// A communicator for each of `size` ranks of one new group over `barrier` (not owned; the
+// device group's), rank r at [r]: what one process's all-reduce runs on. The communicators
+// hold the group.
+std::vector<std::unique_ptr<SharedMemoryCommunicator>> make_shared_memory_communicators(
+    int size, DeviceBarrier* barrier);
+
 // Sums [begin, end) of `sources` in a pairwise tree over them ((0+1)+(2+3)...: a fixed
 // order, so results are bitwise reproducible) into destination, which may be a source.
 void tree_sum(const std::vector<float*>& sources, float* destination, int64_t begin, int64_t end);
