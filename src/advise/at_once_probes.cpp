@@ -1,11 +1,13 @@
 #include "advise/at_once_probes.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <string>
 
 #include "advise/step_run.h"
+#include "advise/window_check.h"
 #include "core/aligned_buffer.h"
 #include "optim/optimizer_kernel.h"
 #include "parallel/device_group.h"
@@ -17,7 +19,7 @@
 namespace tandem::detail {
 
 std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
-                                                int threads, int repeats) {
+                                                int threads, int repeats, ProbeWindow& window) {
   if (devices < 2) {
     throw Error("update_contention: 2 or more devices, got " + std::to_string(devices));
   }
@@ -47,7 +49,6 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
       for (int64_t i = 0; i < n; i += 16) sum += read[i];
       sinks[d] += sum;
     };
-    std::vector<double> alone, own, shard;
     float value = 1e-4f;
     int64_t iteration = 0;
     // Device d's update of params[begin, end) with its gradients, timed into each[d].
@@ -57,7 +58,9 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
       kernel->update(w, grads[d].data(), slots, begin, end, iteration, 1e-3, threads, 0);
       each[d] = seconds_since(start);
     };
-    for (int r = 0; r < std::max(repeats, 1); ++r) {
+    // A round: alone, own and shard.
+    const auto round = [&](int) {
+      std::array<double, 3> t;
       value = -value;
       ++iteration;
       group.run([&](int d) {
@@ -65,19 +68,26 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
         prepare(0, params[0].data(), value);
         timed_update(0, params[0].data(), state[0].data(), 0, n);
       });
-      alone.push_back(each[0]);
+      t[0] = each[0];
       group.run([&](int d) {
         prepare(d, params[d].data(), value);
         group.barrier().wait();
         timed_update(d, params[d].data(), state[d].data(), 0, n);
       });
-      own.push_back(mean_of(each));
+      t[1] = mean_of(each);
       group.run([&](int d) {
         prepare(d, shared.data(), value);
         group.barrier().wait();
         timed_update(d, shared.data(), shared_state.data(), n * d / devices, n * (d + 1) / devices);
       });
-      shard.push_back(mean_of(each));
+      t[2] = mean_of(each);
+      return t;
+    };
+    std::vector<double> alone, own, shard;
+    for (const auto& t : in_quiet_windows(group, std::max(repeats, 1), round, window)) {
+      alone.push_back(t[0]);
+      own.push_back(t[1]);
+      shard.push_back(t[2]);
     }
     double read = 0;
     for (const double v : sinks) read += v;

@@ -16,9 +16,11 @@ namespace tandem::detail {
 // the parameters it will update (as backward and forward leave them). Alone: device 0 updates
 // one whole buffer. own: every device updates the whole of its own copy (the devices' mean
 // timed, as the step's phases are), over alone. shard: every device reads one shared buffer whole,
-// then updates its 1/n of it, over alone / n. Medians of `repeats` rounds, the three interleaved.
+// then updates its 1/n of it, over alone / n. Medians of `repeats` rounds, the three interleaved,
+// each round in a window of its own (window_check.h, in_quiet_windows: timed again where the
+// devices' cores were apart), and in `window` where the rounds of every size ran.
 std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
-                                                int threads, int repeats);
+                                                int threads, int repeats, ProbeWindow& window);
 
 // Deterministic mode's exchange in one process (mirrored.cpp, deterministic_gradients) on a
 // DeviceGroup of `devices` (2 or more) devices at once, for gradients of each of `bytes`

@@ -290,4 +290,24 @@ json calibrate_machine(const CalibrationPlan& plan, std::ostream& log, World* wo
   return profile;
 }
 
+void check_windows(const json& profile, bool allow, const std::string& out, std::ostream& log) {
+  const std::vector<std::string> disturbed =
+      disturbed_windows(parse_hardware_profile(profile, "the profile calibrated"));
+  if (disturbed.empty()) return;
+  const std::string what = fmt::format(
+      "{} probe{} of devices at once kept timings taken with the devices' cores apart (a hand-off "
+      "over {}x the fastest) or with over {:.0f}% of the CPUs' time taken by the hypervisor, "
+      "after timing such rounds again: {}",
+      disturbed.size(), disturbed.size() == 1 ? "" : "s", kApartHandoff, kQuietSteal * 100,
+      fmt::join(disturbed, "; "));
+  if (!allow) {
+    throw Error("calibrate: " + what +
+                ". On a virtual machine the host moves the vCPUs: run calibrate again when "
+                "the machine is quieter, or pass --allow-disturbed to write the profile as "
+                "timed (it records where each probe ran); " +
+                out + " was not written");
+  }
+  log << "calibrate: warning: " << what << " (--allow-disturbed: the profile is written)\n";
+}
+
 }  // namespace tandem::detail

@@ -34,6 +34,13 @@ struct CalibrationPlan {
 // ConfigError naming the option for a plan that cannot be measured.
 void check_plan(const CalibrationPlan& plan);
 
+// What calibrate does with `profile` (calibrate_machine's) where some of its probes of devices
+// at once kept timings taken with the devices' cores apart or their time taken
+// (disturbed_windows): an Error naming each, and that `out` was not written, unless `allow`;
+// then a warning to `log`. Nothing where none was.
+void check_windows(const nlohmann::json& profile, bool allow, const std::string& out,
+                   std::ostream& log);
+
 // Measures (a line per measurement to `log`) and returns the profile as JSON, in
 // profiles/*.json's form (parse_hardware_profile reads it), with "sources" for every figure
 // and the raw numbers under "measurements". With a world of several ranks (under mpirun)

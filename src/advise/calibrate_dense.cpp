@@ -95,6 +95,7 @@ json weight_grad_gemms_json(const std::vector<WeightGradShards>& timed) {
       if (a.has_medians()) entry["median"] = times_json(a.median);
       out.back()["steps_at_once"].push_back(entry);
     }
+    if (w.at_once_window.recorded()) out.back()["window"] = probe_window_json(w.at_once_window);
   }
   return out;
 }
@@ -244,7 +245,9 @@ std::string weight_grad_gemms_source(const CalibrationPlan& plan) {
       "a whole backward, the all-reduce of the gradients as one bucket; wait_own: the devices' "
       "mean of how long after their own backward the last device's ended; exchange_own: the "
       "devices' mean from their backward's end to their all-reduce's; the mean of {} passes), "
-      "each after an untimed step of its kind (the best of the rounds, and their median)",
+      "each after an untimed step of its kind (the best of the rounds, and their median); the "
+      "steps at once of each round's row count between two hand-offs of the devices' cores, "
+      "timed again where they were apart (window_check.h; where they ran: each entry's window)",
       plan.threads_per_device, fmt::join(plan.rows, ", "), plan.repeats,
       fmt::join(shard_device_counts(plan.max_devices), ", "), StepsAtOnce::kOwnTimedPasses);
 }
@@ -330,7 +333,7 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
   }
   return fmt::format(
       "weight-gradient shards of 1 of {} devices over the whole GEMMs (warm/caches emptied{}): "
-      "{}{}{}{}",
+      "{}{}{}{}{}",
       timed.devices, step ? "/as a step runs them; the share of the backward GEMMs saved" : "", out,
       once.empty() ? ""
                    : "; the sharded reducer's forward and backward with all devices at once over "
@@ -344,7 +347,10 @@ std::string weight_grad_shares(const WeightGradShards& timed) {
                   : "; steps at once over each device's own copy over one device's alone, the "
                     "wait for the last device's backward, and the all-reduce from the device's "
                     "backward's end: " +
-                        own);
+                        own,
+      timed.at_once_window.recorded()
+          ? "; where the steps at once ran: " + timed.at_once_window.words()
+          : std::string());
 }
 
 std::vector<int> shard_device_counts(int max_devices) {

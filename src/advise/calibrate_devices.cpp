@@ -73,7 +73,7 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
   if (devices > 1) {
     std::vector<int64_t> sizes;
     for (int64_t b = int64_t{256} << 10; b <= int64_t{64} << 20; b *= 4) sizes.push_back(b);
-    p.contention = update_contention(sizes, devices, threads, 7);
+    p.contention = update_contention(sizes, devices, threads, 7, p.contention_window);
   }
   p.shared_cache = shared_cache_bytes();
   // Deterministic mode's copies and tree on every device at once, each device with its share
@@ -103,8 +103,9 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
       bf16_words(p.bf16.bf16_loops));
   if (!p.contention.empty()) {
     log << fmt::format(
-        "{} devices updating at once, over alone (own copies/shards of one buffer): {}\n", devices,
-        contention_words(p.contention));
+        "{} devices updating at once, over alone (own copies/shards of one buffer): {}\n  where: "
+        "{}\n",
+        devices, contention_words(p.contention), p.contention_window.words());
   }
   if (!p.exchange.empty()) {
     log << fmt::format("{} devices' deterministic exchange, us per copy/tree of {} copies: {}\n",
@@ -139,6 +140,9 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
       contention.push_back({{"bytes", u.bytes}, {"own", u.own}, {"shard", u.shard}});
     }
     device["update_contention_devices"] = devices;
+    if (p.contention_window.recorded()) {
+      device["update_contention_window"] = probe_window_json(p.contention_window);
+    }
   }
   if (!p.exchange.empty()) {
     json& exchange = device["deterministic_exchange"] = json::array();
@@ -187,9 +191,11 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
         "first writing its gradients and reading the parameters it updates; device 0 alone "
         "updating a whole buffer, every device at once updating its own whole copy (own, over "
         "alone) and its 1/{} of one shared buffer all read (shard, over alone / {}); the devices' "
-        "mean timed, medians of 7 rounds, interleaved. Own/shard by parameter bytes: {}",
+        "mean timed, medians of 7 rounds, interleaved, each between two hand-offs of the devices' "
+        "cores and timed again where they were apart (window_check.h; where: {}). Own/shard by "
+        "parameter bytes: {}",
         devices, p.threads, p.threads == 1 ? "" : "s", devices, devices,
-        contention_words(p.contention));
+        p.contention_window.words(), contention_words(p.contention));
   }
   if (!p.exchange.empty()) {
     sources["device.deterministic_exchange"] = fmt::format(

@@ -24,6 +24,7 @@ struct DeviceProbes {
   DeviceSync sync;
   DeviceProfile bf16;                        // its bf16_loops
   std::vector<UpdateContention> contention;  // none for one device
+  ProbeWindow contention_window;             // where it ran
   int64_t shared_cache = 0;                  // bytes; 0 where the system reports none
   std::vector<ExchangeSeconds> exchange;     // none for one device
   int exchange_shards = 1;                   // each device's share of the default micro-shards

@@ -100,6 +100,38 @@ struct StepsAtOnceSeconds {
     return (has_medians() ? median : best).micro_over_alone();
   }
 };
+// A probe's unit of work ran with the devices' cores apart when a hand-off at its edges took
+// over kApartHandoff times the fastest the process measured, and with its time taken when the
+// hypervisor took over kQuietSteal of the CPUs' time and at least kStealFloorSeconds (two
+// clock ticks of /proc/stat at 100 Hz) over it (window_check.h).
+inline constexpr double kApartHandoff = 3.0;
+inline constexpr double kQuietSteal = 0.05;
+inline constexpr double kStealFloorSeconds = 0.02;
+
+// Where a probe of devices at once ran (window_check.h, in_quiet_windows): the units of work it
+// kept and those it timed again because the devices' cores were apart or the hypervisor took
+// their time; the kept units' slowest hand-off between the devices' cores (seconds one way) and
+// highest share of the CPUs' time stolen (Window::counted_steal); and the fastest hand-off the
+// process had measured when the probe ended (the cores near). (Profiles since 2026-12-07, evening;
+// kept 0: not recorded.)
+struct ProbeWindow {
+  int kept = 0, redone = 0;
+  double handoff = 0, steal = 0, best_handoff = 0;
+
+  bool recorded() const { return kept > 0; }
+  // A kept unit ran with the cores apart, or with its time stolen (window_check.h's
+  // thresholds).
+  bool disturbed() const;
+  // In words, for the logs: "3 units, 1 timed again; hand-off 28 ns (fastest 25 ns), steal 0.0%".
+  std::string words() const;
+};
+// As a profile holds one, under `window` ({kept, redone, handoff, steal, best_handoff}); and
+// read back, a ConfigError naming `where` and the field unless kept is a whole number >= 1,
+// redone one >= 0, the hand-offs > 0 (the kept one no faster than the fastest) and the steal a
+// share from 0 to 1.
+nlohmann::json probe_window_json(const ProbeWindow& window);
+ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where);
+
 // Those timings with the shards of one of `devices` devices, ascending in rows; and the steps
 // at once of that many devices (empty: not timed), ascending in rows, at rows of their own:
 // calibrate times them at the points' rows; a profile may hold more (the rejected grid of
@@ -110,7 +142,8 @@ struct WeightGradShards {
   int devices = 0;
   std::vector<WeightGradGemmSeconds> points;
   std::vector<StepsAtOnceSeconds> at_once;
-  int micro_shards = 0;  // per device, in the `*_micro` timings (0: none)
+  int micro_shards = 0;        // per device, in the `*_micro` timings (0: none)
+  ProbeWindow at_once_window;  // where the steps at once ran
 };
 
 // A dense model's own rate curve, measured on it (its layers' GEMM shapes run at their own
@@ -263,6 +296,7 @@ struct DeviceProfile {
   // its time alone however many devices update at once).
   std::vector<UpdateContention> update_contention;
   int update_contention_devices = 0;
+  ProbeWindow update_contention_window;  // where it ran
   // Deterministic mode's copies and tree on deterministic_exchange_devices devices at once,
   // each summing deterministic_exchange_shards copies, at gradient sizes that fit the shared
   // cache, ascending in bytes (profiles since 2026-12-04, later; empty: not measured, and the
@@ -320,6 +354,11 @@ struct HardwareProfile {
   nlohmann::json sources;
   nlohmann::json document;  // the profile as read (for results that record what they used)
 };
+
+// The probes of `hw` whose windows were disturbed (ProbeWindow::disturbed, against the fastest
+// hand-off of all its probes), each in words naming the probe and its figures; empty where
+// none was (or none recorded).
+std::vector<std::string> disturbed_windows(const HardwareProfile& hw);
 
 // `name` is a file in the profiles directory (without .json) or a path to a JSON file.
 // ConfigError naming the profile and field on anything missing or out of range (a zero

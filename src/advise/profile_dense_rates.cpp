@@ -179,6 +179,13 @@ WeightGradShards weight_grad_shards(const json& j, const std::string& where) {
       }
     }
   }
+  // Where the steps at once ran (profiles since 2026-12-07, evening): with them only.
+  if (j.contains("window")) {
+    if (out.at_once.empty()) {
+      throw ConfigError(where + ": 'window' without steps_at_once (where they ran)");
+    }
+    out.at_once_window = read_probe_window(j.at("window"), where + ": steps_at_once");
+  }
   // The micro-shards per device their timings took: with them, and only with them.
   const bool micro = !out.at_once.empty() && out.at_once.front().best.has_micro();
   if (micro != j.contains("micro_shards")) {

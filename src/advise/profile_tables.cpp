@@ -114,7 +114,13 @@ std::vector<Bf16LoopSeconds> bf16_loops(const json& j, const std::string& where)
 }
 
 void read_update_contention(const json& dj, const std::string& d, DeviceProfile& device) {
-  if (!dj.contains("update_contention")) return;
+  if (!dj.contains("update_contention")) {
+    if (dj.contains("update_contention_window")) {
+      throw ConfigError(d +
+                        ": 'update_contention_window' without 'update_contention' (where it ran)");
+    }
+    return;
+  }
   device.update_contention = size_table<UpdateContention>(
       dj, d, "update_contention", [](const json& c, const std::string& where, UpdateContention& u) {
         u.own = positive_field(c, "own", where);
@@ -126,6 +132,10 @@ void read_update_contention(const json& dj, const std::string& d, DeviceProfile&
                       "devices updating at once)");
   }
   device.update_contention_devices = devices_at_once(dj, d, "update_contention_devices");
+  if (dj.contains("update_contention_window")) {
+    device.update_contention_window =
+        read_probe_window(dj.at("update_contention_window"), d + ": update_contention");
+  }
 }
 
 void read_deterministic_exchange(const json& dj, const std::string& d, DeviceProfile& device) {

@@ -117,6 +117,7 @@ class StepsAtOnce {
   }
   const float* accumulator() const { return s_.data(); }  // RMSprop's
   int64_t parameter_count() const { return params_; }
+  DeviceGroup& group() { return group_; }  // its devices, for window_check.h's hand-offs
 
   // The update a micro-shards pass starts with, on every device at once: each device's
   // aligned 1/n of the parameters (parallel/buckets.h, aligned_share) from every device's

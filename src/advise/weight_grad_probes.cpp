@@ -8,6 +8,7 @@
 #include "advise/step_gemms.h"
 #include "advise/step_run.h"
 #include "advise/steps_at_once.h"
+#include "advise/window_check.h"
 #include "backend/backend.h"
 #include "core/aligned_buffer.h"
 #include "parallel/strategy.h"
@@ -18,32 +19,42 @@ namespace {
 
 // The steps at once at each of `rows` (distinct, ascending), and their micro-shards, `local`
 // per device (0: none): each row count's passes once untimed (their GEMMs' primitives created),
-// then `repeats` rounds over the rows; the best of the rounds and their median.
+// then `repeats` rounds over the rows, each row count's passes in a window of their own
+// (in_quiet_windows: timed again where the devices' cores were apart); the best of the rounds
+// and their median, and in `window` where they ran.
 std::vector<StepsAtOnceSeconds> steps_at_once_seconds(StepsAtOnce& probe,
                                                       const std::vector<int64_t>& rows, int local,
-                                                      int repeats) {
-  // Per row count, the rounds' forward and backward alone, shared, micro-shards and own
-  // copies, and the own copies' wait and all-reduce.
-  std::vector<std::array<std::vector<double>, 10>> rounds(rows.size());
+                                                      int repeats, ProbeWindow& window) {
   for (const int64_t r : rows) {
     probe.alone(r);
     probe.shared(r);
     if (local > 0) probe.micro_shards(r, local);
     probe.own(r);
   }
-  for (int round = 0; round < std::max(repeats, 1); ++round) {
-    for (size_t i = 0; i < rows.size(); ++i) {
-      const StepsAtOnce::Seconds timed[] = {
-          probe.alone(rows[i]), probe.shared(rows[i]),
-          local > 0 ? probe.micro_shards(rows[i], local) : StepsAtOnce::Seconds{},
-          probe.own(rows[i])};
-      for (size_t k = 0; k < 4; ++k) {
-        rounds[i][2 * k].push_back(timed[k].forward);
-        rounds[i][2 * k + 1].push_back(timed[k].backward);
-      }
-      rounds[i][8].push_back(timed[3].wait);
-      rounds[i][9].push_back(timed[3].exchange);
-    }
+  // Per unit (a round's row count, rounds after each other): the forward and backward alone,
+  // shared, micro-shards and own copies, and the own copies' wait and all-reduce.
+  const int units = std::max(repeats, 1) * static_cast<int>(rows.size());
+  const std::vector<std::array<double, 10>> kept = in_quiet_windows(
+      probe.group(), units,
+      [&](int unit) {
+        const int64_t r = rows[static_cast<size_t>(unit) % rows.size()];
+        const StepsAtOnce::Seconds timed[] = {
+            probe.alone(r), probe.shared(r),
+            local > 0 ? probe.micro_shards(r, local) : StepsAtOnce::Seconds{}, probe.own(r)};
+        std::array<double, 10> v;
+        for (size_t k = 0; k < 4; ++k) {
+          v[2 * k] = timed[k].forward;
+          v[2 * k + 1] = timed[k].backward;
+        }
+        v[8] = timed[3].wait;
+        v[9] = timed[3].exchange;
+        return v;
+      },
+      window);
+  // Per row count, each of the ten over the rounds.
+  std::vector<std::array<std::vector<double>, 10>> rounds(rows.size());
+  for (size_t unit = 0; unit < kept.size(); ++unit) {
+    for (size_t k = 0; k < 10; ++k) rounds[unit % rows.size()][k].push_back(kept[unit][k]);
   }
   std::vector<StepsAtOnceSeconds> out;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -162,7 +173,7 @@ std::vector<WeightGradShards> weight_grad_gemm_seconds(const std::vector<int64_t
     const bool deterministic = (s.devices & (s.devices - 1)) == 0;
     s.micro_shards =
         deterministic ? std::max(StrategyOptions{}.deterministic_shards / s.devices, 1) : 0;
-    s.at_once = steps_at_once_seconds(at_once, distinct, s.micro_shards, repeats);
+    s.at_once = steps_at_once_seconds(at_once, distinct, s.micro_shards, repeats, s.at_once_window);
   }
   for (WeightGradShards& s : out) {
     for (size_t i = 0; i < distinct.size(); ++i) {

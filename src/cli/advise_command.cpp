@@ -267,6 +267,10 @@ int run_advise(const AdviseOptions& o) {
                              : "");
     model_shapes_timed = {{"conv_layers", convs}, {"timed", timed}};
   }
+  // A profile written with calibrate --allow-disturbed: what of it was timed so.
+  for (const std::string& w : detail::disturbed_windows(hw)) {
+    fmt::print("  warning: calibrated with the devices' cores apart or taken: {}\n", w);
+  }
   if (hw.device.threads > 0) {
     fmt::print(
         "  a device is what `tandem train --devices 1 --threads-per-device {}` runs: {} thread{}\n",

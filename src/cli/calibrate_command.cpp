@@ -62,6 +62,11 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
       ->capture_default_str();
   add_timing_options(*cmd, o.steps, o.repeats);
   cmd->add_option("--name", o.name, "The profile's name")->capture_default_str();
+  cmd->add_flag("--allow-disturbed", o.allow_disturbed,
+                "Write the profile even where a probe of devices at once kept timings taken with "
+                "the devices' cores apart or their time taken by the hypervisor (each probe "
+                "times such a round again, up to its number of rounds; the profile records "
+                "where each ran); without it calibrate then fails and writes nothing");
   return cmd;
 }
 
@@ -103,6 +108,7 @@ int run_calibrate(const CalibrateOptions& o) {
   if (writer) check_writable(o.out);  // before minutes of measuring
   const nlohmann::json profile = detail::calibrate_machine(plan, std::cout, world);
   if (!writer) return 0;
+  detail::check_windows(profile, o.allow_disturbed, o.out, std::cout);
   write_text_atomically(o.out, profile.dump(2) + "\n");
   if (o.out != "-") fmt::print("wrote the profile to {}\n", o.out);
   return 0;

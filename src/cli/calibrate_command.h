@@ -31,6 +31,9 @@ struct CalibrateOptions {
   std::string also_layers;
   std::string name = "this-machine";
   std::string out;
+  // Write the profile even where a probe of devices at once ran with the cores apart or taken
+  // (window_check.h); by default calibrate then fails and writes nothing.
+  bool allow_disturbed = false;
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);

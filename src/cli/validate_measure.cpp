@@ -10,6 +10,7 @@
 #include "advise/probes.h"
 #include "advise/step_run.h"
 #include "advise/weight_grad_probes.h"
+#include "advise/window_check.h"
 #include "parallel/strategy.h"
 
 namespace tandem::cli {
@@ -32,6 +33,12 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
   // first's from minute to minute), one probe round per repetition round.
   const bool refresh = !calibration_rows.empty();
   auto &memory_shares = out.memory_shares, &compute_shares = out.compute_shares;
+  // The devices' cores, for each repetition's window (the runs' devices sit on the same ones).
+  std::unique_ptr<detail::DeviceGroup> edges;
+  if (reporter && ranks == 1 && n > 1) {
+    edges = std::make_unique<detail::DeviceGroup>(detail::plan_devices(n, hw.device.threads));
+  }
+  const int cpus = detail::online_cpus();
   for (size_t model = 0; model < models.size(); ++model) {
     const auto& widths = models[model];
     std::vector<std::unique_ptr<detail::StepRun>> calibration, together;
@@ -53,6 +60,7 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
       // Every rank makes the multi-rank runs, in the same order (their steps are collective);
       // rank 0 alone the 1-device ones.
       std::vector<std::unique_ptr<detail::StepRun>> runs;
+      std::vector<std::vector<detail::Window>> windows(kinds.size());
       for (const ValidationKind& k : kinds) {
         if (k.ranks == 1 && !reporter) {
           runs.push_back(nullptr);
@@ -88,16 +96,34 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
         // Each round starts one configuration later, so that none always follows the same
         // one; every rank rotates alike. (The same configuration built twice still measures
         // apart with this: docs/SCALING.md, "one configuration built twice".)
+        detail::WindowEdge before = edges ? detail::window_edge(*edges) : detail::WindowEdge{};
         for (size_t j = 0; j < runs.size(); ++j) {
-          auto& r = runs[(j + static_cast<size_t>(rep)) % runs.size()];
+          const size_t at = (j + static_cast<size_t>(rep)) % runs.size();
+          auto& r = runs[at];
           if (!r) continue;
           r->settle(seed);
           r->time(o.steps, seed);
+          if (edges) {
+            const detail::WindowEdge after = detail::window_edge(*edges);
+            windows[at].push_back(detail::window_between(before, after, cpus));
+            before = after;
+          }
         }
       }
       for (size_t i = 0; reporter && i < runs.size(); ++i) {
-        all.push_back({model, batch, i, runs[i]->median_seconds(), runs[i]->seconds(),
-                       runs[i]->phase_seconds()});
+        MeasuredConfig m{model,
+                         batch,
+                         i,
+                         runs[i]->median_seconds(),
+                         runs[i]->seconds(),
+                         runs[i]->phase_seconds(),
+                         {},
+                         {}};
+        for (const detail::Window& w : windows[i]) {
+          m.handoff_per_repetition.push_back(w.handoff);
+          m.steal_per_repetition.push_back(w.counted_steal());
+        }
+        all.push_back(m);
       }
     }
     if (!calibration.empty()) {
@@ -126,6 +152,24 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
     }
   }
   if (!reporter) return out;
+  if (edges) {
+    // Where the repetitions ran, against the fastest hand-off of the whole run.
+    out.best_handoff = detail::best_handoff_seconds();
+    int apart = 0, taken = 0, repetitions = 0;
+    for (const MeasuredConfig& m : all) {
+      for (size_t k = 0; k < m.handoff_per_repetition.size(); ++k) {
+        ++repetitions;
+        apart += m.handoff_per_repetition[k] > detail::kApartHandoff * out.best_handoff;
+        taken += m.steal_per_repetition[k] > detail::kQuietSteal;
+      }
+    }
+    fmt::print(
+        "where the repetitions ran: {} of {} with the devices' cores apart (a hand-off over {}x "
+        "the fastest, {:.0f} ns), {} with over {:.0f}% of the CPUs' time taken by the "
+        "hypervisor\n",
+        apart, repetitions, detail::kApartHandoff, out.best_handoff * 1e9, taken,
+        detail::kQuietSteal * 100);
+  }
   if (refresh && ranks == 1) {
     hw.device.concurrent_memory_share = std::min(1.0, detail::median_of(memory_shares));
     hw.device.concurrent_compute_share = std::min(1.0, detail::median_of(compute_shares));

@@ -24,12 +24,17 @@ struct MeasuredConfig {
   double seconds;
   std::vector<double> per_repetition;
   std::map<std::string, double> phases;
+  // On one process of 2 or more devices, each repetition's window (window_check.h): the slower
+  // hand-off between the devices' cores at its edges, seconds one way, and the share of the
+  // CPUs' time the hypervisor took (Window::counted_steal); empty otherwise.
+  std::vector<double> handoff_per_repetition, steal_per_repetition;
 };
 
 struct ValidationMeasurements {
   std::vector<MeasuredConfig> all;  // the reporter's: by model, batch and kind
   nlohmann::json calibrations = nlohmann::json::array();  // each model's refitted curve
   std::vector<double> memory_shares, compute_shares;      // the probe rounds
+  double best_handoff = 0;  // the fastest hand-off the run measured (0: none)
 };
 
 // Measures the plan (every rank takes part in the multi-rank runs) and refits `hardware`'s

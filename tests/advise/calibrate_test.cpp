@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "advise/allreduce_probe.h"
@@ -28,8 +29,8 @@ using nlohmann::json;
 
 // The weight-gradient GEMMs are timed once per distinct row count, ascending, for each device
 // count of 2 or more (ascending, once each), every pass taking time (warm, caches emptied and as
-// a step runs them), the whole GEMMs the same for every count; with no count of 2 or more there are
-// no shards to time.
+// a step runs them), the whole GEMMs the same for every count, the steps at once with where
+// they ran; with no count of 2 or more there are no shards to time.
 TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
   const auto timed = weight_grad_gemm_seconds({64, 48, 10}, {8, 4, 8}, {4, 1, 2, 4}, 1, 1);
   ASSERT_EQ(timed.size(), 2u);
@@ -49,7 +50,12 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
       EXPECT_EQ(g.whole, timed[0].points[i].whole);
       EXPECT_EQ(g.whole_cold, timed[0].points[i].whole_cold);
     }
-    // The steps at once at the same rows.
+    // The steps at once at the same rows, each of its round's (1) two row counts kept in a
+    // window of its own, at most as many timed again.
+    EXPECT_EQ(w.at_once_window.kept, 2);
+    EXPECT_LE(w.at_once_window.redone, 2);
+    EXPECT_GT(w.at_once_window.best_handoff, 0);
+    EXPECT_GE(w.at_once_window.handoff, w.at_once_window.best_handoff);
     ASSERT_EQ(w.at_once.size(), 2u);
     for (size_t i = 0; i < 2; ++i) {
       const auto& a = w.at_once[i];
@@ -72,10 +78,17 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
 }
 
 // The update on several devices at once: one entry per size asked, ascending, in whole
-// floats, both ratios positive and finite (a broken timer would give 0 or inf); fewer than 2
-// devices have nothing to contend with and are refused.
+// floats, both ratios positive and finite (a broken timer would give 0 or inf); where its
+// rounds ran: each of the 3 rounds of both sizes kept, at most as many timed again, the
+// hand-offs measured; fewer than 2 devices have nothing to contend with and are refused.
 TEST(Calibrate, UpdateContentionIsMeasuredAtEachSize) {
-  const auto contention = update_contention({4096, 65539}, 2, 1, 3);
+  ProbeWindow window;
+  const auto contention = update_contention({4096, 65539}, 2, 1, 3, window);
+  EXPECT_EQ(window.kept, 6);
+  EXPECT_GE(window.redone, 0);
+  EXPECT_LE(window.redone, 6);
+  EXPECT_GT(window.best_handoff, 0);
+  EXPECT_GE(window.handoff, window.best_handoff);
   ASSERT_EQ(contention.size(), 2u);
   EXPECT_EQ(contention[0].bytes, 4096);
   EXPECT_EQ(contention[1].bytes, 65536);  // 65539 bytes: 16384 whole floats
@@ -85,7 +98,30 @@ TEST(Calibrate, UpdateContentionIsMeasuredAtEachSize) {
       EXPECT_TRUE(std::isfinite(ratio));
     }
   }
-  test::expect_error<Error>([] { update_contention({4096}, 1, 1, 1); }, {"2 or more devices"});
+  test::expect_error<Error>([&] { update_contention({4096}, 1, 1, 1, window); },
+                            {"2 or more devices"});
+}
+
+// A profile whose update at once kept a round with the cores apart: calibrate refuses it,
+// naming the probe and the file it did not write, unless allowed, then warns; a quiet one
+// passes without a word.
+TEST(Calibrate, ADisturbedProbeFailsCalibrateUnlessAllowed) {
+  std::ifstream in(profiles_directory() + "/this-machine-cpu.json");
+  json profile = json::parse(in);
+  profile["device"]["update_contention"] = {{{"bytes", 262144}, {"own", 1.0}, {"shard", 3.0}}};
+  profile["device"]["update_contention_devices"] = 2;
+  profile["device"]["update_contention_window"] = {
+      {"kept", 7}, {"redone", 7}, {"handoff", 170e-9}, {"steal", 0}, {"best_handoff", 25e-9}};
+  std::ostringstream log;
+  test::expect_error<Error>(
+      [&] { check_windows(profile, false, "p.json", log); },
+      {"update_contention", "170 ns", "--allow-disturbed", "p.json was not written"});
+  check_windows(profile, true, "p.json", log);
+  EXPECT_NE(log.str().find("warning"), std::string::npos) << log.str();
+  std::ostringstream quiet;
+  profile["device"]["update_contention_window"]["handoff"] = 30e-9;
+  check_windows(profile, false, "p.json", quiet);
+  EXPECT_EQ(quiet.str(), "");
 }
 
 // Deterministic mode's exchange on several devices at once: one entry per size asked,

@@ -252,6 +252,84 @@ TEST(HardwareProfileFile, SharedCacheAndUpdateContentionAreReadAndChecked) {
                       });
 }
 
+// Where the probes of devices at once ran (profiles since 2026-12-07, evening): the update's
+// window beside update_contention and the steps at once's in their weight_grad_gemms entry,
+// read back as written; absent in older profiles; malformed ones, or one without the timings
+// it describes, refused naming the field.
+TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
+  test::TempDir dir;
+  json j = shipped_profile("this-machine-cpu");
+  j["device"]["update_contention"] = {{{"bytes", 262144}, {"own", 1.05}, {"shard", 3.0}}};
+  j["device"]["update_contention_devices"] = 2;
+  const json window = {
+      {"kept", 7}, {"redone", 2}, {"handoff", 40e-9}, {"steal", 0.01}, {"best_handoff", 25e-9}};
+  j["device"]["update_contention_window"] = window;
+  const json times = {{"forward_alone", 1e-3},
+                      {"backward_alone", 2e-3},
+                      {"forward_shared", 1e-3},
+                      {"backward_shared", 1e-3}};
+  json at_once = times;
+  at_once["rows"] = 12;
+  json steps = {{"devices", 2},
+                {"points",
+                 {{{"rows", 12},
+                   {"whole", 2e-4},
+                   {"shard", 1e-4},
+                   {"whole_cold", 4e-4},
+                   {"shard_cold", 3e-4}}}},
+                {"steps_at_once", {at_once}},
+                {"window", window}};
+  steps["window"]["redone"] = 0;
+  steps["window"]["handoff"] = 200e-9;
+  j["device"]["dense_rates"] = {{{"widths", {784, 256, 10}},
+                                 {"sustained_flops", 1e11},
+                                 {"half_rows", 12},
+                                 {"weight_grad_gemms", {steps}}}};
+  const HardwareProfile hw = load_hardware_profile(write_profile(dir, j));
+  const ProbeWindow& u = hw.device.update_contention_window;
+  EXPECT_EQ(u.kept, 7);
+  EXPECT_EQ(u.redone, 2);
+  EXPECT_DOUBLE_EQ(u.handoff, 40e-9);
+  EXPECT_DOUBLE_EQ(u.steal, 0.01);
+  EXPECT_DOUBLE_EQ(u.best_handoff, 25e-9);
+  EXPECT_FALSE(u.disturbed());
+  const ProbeWindow& s = hw.device.dense_rates.at(0).weight_grad_gemms.at(0).at_once_window;
+  EXPECT_EQ(s.kept, 7);
+  EXPECT_EQ(s.redone, 0);
+  EXPECT_TRUE(s.disturbed());  // 200 ns, 8x the fastest
+  // The profile's disturbed windows: the steps at once's only.
+  ASSERT_EQ(disturbed_windows(hw).size(), 1u);
+  const HardwareProfile shipped =
+      load_hardware_profile(write_profile(dir, shipped_profile("this-machine-cpu")));
+  EXPECT_FALSE(shipped.device.update_contention_window.recorded());
+  EXPECT_TRUE(disturbed_windows(shipped).empty());
+  const BrokenArrays broken = {
+      {[](json& w) { w = 3; }, "must be an object"},
+      {[](json& w) { w.erase("kept"); }, "'kept'"},
+      {[](json& w) { w["kept"] = 0; }, "'kept'"},
+      {[](json& w) { w["redone"] = -1; }, "'redone', a whole number from 0 to kept"},
+      {[](json& w) { w["redone"] = 8; }, "'redone', a whole number from 0 to kept"},
+      {[](json& w) { w["redone"] = 1.5; }, "'redone'"},
+      {[](json& w) { w["handoff"] = 0; }, "'handoff' must be > 0"},
+      {[](json& w) { w["best_handoff"] = 50e-9; }, "less than 'best_handoff'"},
+      {[](json& w) { w.erase("steal"); }, "needs 'steal'"},
+      {[](json& w) { w["steal"] = 1.5; }, "a share from 0 to 1"},
+      {[](json& w) { w["steal"] = -0.1; }, "'steal'"},
+  };
+  expect_each_refused(dir, j, "/device/update_contention_window", "update_contention: window",
+                      broken);
+  expect_each_refused(dir, j, "/device/dense_rates/0/weight_grad_gemms/0/window",
+                      "steps_at_once: window", {broken[0], broken[3]});
+  expect_each_refused(dir, j, "/device", "update_contention_window",
+                      {{[](json& d) {
+                          d.erase("update_contention");
+                          d.erase("update_contention_devices");
+                        },
+                        "without 'update_contention'"}});
+  expect_each_refused(dir, j, "/device/dense_rates/0/weight_grad_gemms/0", "'window' without",
+                      {{[](json& w) { w.erase("steps_at_once"); }, "steps_at_once"}});
+}
+
 // device.deterministic_exchange with its devices and shards: read back as written; absent in
 // older profiles; malformed ones refused naming the field.
 TEST(HardwareProfileFile, TheDeterministicExchangeIsReadAndChecked) {

@@ -417,7 +417,7 @@ TEST_F(CliTest, AdviseExplainsTheSeedAndWritesJson) {
 // source, that advise reads and says what a device is (--threads-per-device).
 TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   const std::string out = dir.file("machine.json");
-  const CliResult r = run_cli("calibrate --out '" + out +
+  const CliResult r = run_cli("calibrate --allow-disturbed --out '" + out +
                                   "' --layers 512,128 --rows 8,256,2048 --steps 2 --repeats 2 "
                                   "--conv-model mnist-convnet --conv-batch 8 --max-devices 2 "
                                   "--also-layers '256;64,64'",
@@ -451,6 +451,20 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     EXPECT_EQ(contention[i].at("bytes").get<int64_t>(), int64_t{256} << (10 + 2 * i));
     EXPECT_GT(contention[i].at("own").get<double>(), 0);
     EXPECT_GT(contention[i].at("shard").get<double>(), 0);
+  }
+  // Where it ran: 7 rounds at each of the 5 sizes kept, each between two hand-offs of the
+  // devices' cores; the log says so.
+  const auto& where = j.at("device").at("update_contention_window");
+  EXPECT_EQ(where.at("kept"), 35);
+  EXPECT_LE(where.at("redone").get<int>(), 35);
+  EXPECT_GT(where.at("best_handoff").get<double>(), 0);
+  EXPECT_GE(where.at("handoff").get<double>(), where.at("best_handoff").get<double>());
+  EXPECT_THAT(r.out, HasSubstr("  where: 35 units"));
+  // And the steps at once's: 2 rounds at each of the 3 row counts, for every model.
+  for (const auto& rate : j.at("device").at("dense_rates")) {
+    for (const auto& w : rate.at("weight_grad_gemms")) {
+      EXPECT_EQ(w.at("window").at("kept"), 6) << rate.at("widths");
+    }
   }
   // Deterministic mode's copies and tree on the 2 devices at once, 2 copies each (the
   // default 4 micro-shards over 2 devices), from 256 KiB up to the largest gradients whose
@@ -636,7 +650,7 @@ TEST_F(CliTest, CalibrateTimesTheShapesOfASavedConvnet) {
     Model(x, Dense(10, "softmax")(y)).save(net);
   }
   const std::string out = dir.file("p.json");
-  const CliResult r = run_cli("calibrate --out '" + out +
+  const CliResult r = run_cli("calibrate --allow-disturbed --out '" + out +
                                   "' --layers 128 --rows 8,2048 --steps 1 --repeats 1 "
                                   "--conv-model '" +
                                   net + "' --conv-batch 4",
@@ -666,7 +680,7 @@ TEST_F(CliTest, CalibrateTimesTheShapesOfASavedConvnet) {
             json({{"conv_layers", 2}, {"timed", 2}}));
   // A profile calibrated on a built-in model has not timed this one's shapes.
   const std::string builtin = dir.file("b.json");
-  ASSERT_EQ(run_cli("calibrate --out '" + builtin +
+  ASSERT_EQ(run_cli("calibrate --allow-disturbed --out '" + builtin +
                         "' --layers 128 --rows 8,2048 --steps 1 --repeats 1 --conv-model "
                         "mnist-convnet --conv-batch 4",
                     dir)
@@ -722,7 +736,7 @@ TEST_F(CliTest, BenchKernelsTimesTheKernelsInsideTheStep) {
 // 4.70 ms and 3.37 ms under ASan on a loaded machine, and the fit rightly refused them.
 TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   const std::string profile = dir.file("machine.json");
-  ASSERT_EQ(run_cli("calibrate --out '" + profile +
+  ASSERT_EQ(run_cli("calibrate --allow-disturbed --out '" + profile +
                         "' --layers 512,128 --rows 8,256,2048 --steps 1 --repeats 1",
                     dir)
                 .exit_code,
@@ -778,7 +792,20 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
     EXPECT_GT(gemms.at("steps_at_once")[1].at("backward_shared").get<double>(), 0);
     EXPECT_GE(gemms.at("steps_at_once")[1].at("median").at("backward_shared").get<double>(),
               gemms.at("steps_at_once")[1].at("backward_shared").get<double>());
+    // Where they ran: the round's 2 row counts kept.
+    EXPECT_EQ(gemms.at("window").at("kept"), 2);
   }
+  EXPECT_THAT(pass.out, HasSubstr("where the steps at once ran: 2 units"));
+  // Where each configuration's repetition ran: its window's hand-off and steal, one each.
+  for (const auto& row : j.at("rows")) {
+    ASSERT_EQ(row.at("handoff_per_repetition").size(), 1u) << row.at("config");
+    EXPECT_GT(row.at("handoff_per_repetition")[0].get<double>(), 0);
+    ASSERT_EQ(row.at("steal_per_repetition").size(), 1u);
+    EXPECT_GE(row.at("steal_per_repetition")[0].get<double>(), 0);
+  }
+  EXPECT_GT(j.at("concurrency_probes").at("best_handoff").get<double>(), 0);
+  EXPECT_THAT(pass.out, HasSubstr("where the repetitions ran: "));
+  EXPECT_THAT(pass.out, HasSubstr(" of 12 with the devices' cores apart"));
   EXPECT_THAT(pass.out, HasSubstr("weight-gradient shards of 1 of 2 devices"));
   EXPECT_THAT(pass.out, HasSubstr("with all devices at once over one device's alone: 16 rows "));
   EXPECT_THAT(pass.out, HasSubstr("over each device's own copy over one device's alone, the wait "

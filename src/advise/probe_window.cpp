@@ -1,0 +1,87 @@
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include "advise/hardware_profile.h"
+#include "advise/profile_fields.h"
+#include "tandem/error.h"
+
+namespace tandem::detail {
+
+bool ProbeWindow::disturbed() const {
+  return recorded() &&
+         ((best_handoff > 0 && handoff > kApartHandoff * best_handoff) || steal > kQuietSteal);
+}
+
+std::string ProbeWindow::words() const {
+  if (!recorded()) return "not recorded";
+  return fmt::format(
+      "{} unit{}, {} timed again; hand-off {:.0f} ns (fastest {:.0f} ns), steal "
+      "{:.1f}%{}",
+      kept, kept == 1 ? "" : "s", redone, handoff * 1e9, best_handoff * 1e9, steal * 100,
+      disturbed() ? ": the cores were apart or taken" : "");
+}
+
+nlohmann::json probe_window_json(const ProbeWindow& w) {
+  return {{"kept", w.kept},
+          {"redone", w.redone},
+          {"handoff", w.handoff},
+          {"steal", w.steal},
+          {"best_handoff", w.best_handoff}};
+}
+
+ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where) {
+  const std::string at = where + ": window";
+  if (!j.is_object()) {
+    throw ConfigError(at + " must be an object of kept, redone, handoff, steal and best_handoff");
+  }
+  ProbeWindow w;
+  check_whole_number(j, "kept", at, 1e9, true);
+  w.kept = j.at("kept").get<int>();
+  if (!j.contains("redone") || !j.at("redone").is_number_integer() ||
+      j.at("redone").get<int64_t>() < 0 || j.at("redone").get<int64_t>() > w.kept) {
+    throw ConfigError(at + " needs 'redone', a whole number from 0 to kept (" +
+                      std::to_string(w.kept) + ")");
+  }
+  w.redone = j.at("redone").get<int>();
+  w.handoff = positive_field(j, "handoff", at);
+  w.best_handoff = positive_field(j, "best_handoff", at);
+  if (w.handoff < w.best_handoff) {
+    throw ConfigError(at + ": 'handoff' is less than 'best_handoff', the fastest measured");
+  }
+  if (!j.contains("steal")) throw ConfigError(at + " needs 'steal', a share from 0 to 1");
+  w.steal = non_negative_field(j, "steal", at, 0);
+  if (w.steal > 1) throw ConfigError(at + ": 'steal' must be a share from 0 to 1");
+  return w;
+}
+
+std::vector<std::string> disturbed_windows(const HardwareProfile& hw) {
+  // Each recorded window with what it timed.
+  std::vector<std::pair<std::string, ProbeWindow>> windows;
+  if (hw.device.update_contention_window.recorded()) {
+    windows.emplace_back(fmt::format("the update on {} devices at once (update_contention)",
+                                     hw.device.update_contention_devices),
+                         hw.device.update_contention_window);
+  }
+  for (const DenseRateCurve& c : hw.device.dense_rates) {
+    for (const WeightGradShards& w : c.weight_grad_gemms) {
+      if (!w.at_once_window.recorded()) continue;
+      windows.emplace_back(
+          fmt::format("the steps of {} on {} devices at once (dense_rates {} "
+                      "weight_grad_gemms steps_at_once)",
+                      fmt::join(c.widths, "-"), w.devices, fmt::join(c.widths, "-")),
+          w.at_once_window);
+    }
+  }
+  double fastest = 0;
+  for (const auto& [what, w] : windows) {
+    if (fastest == 0 || w.best_handoff < fastest) fastest = w.best_handoff;
+  }
+  std::vector<std::string> out;
+  for (auto [what, w] : windows) {
+    w.best_handoff = fastest;
+    if (w.disturbed()) out.push_back(what + ": " + w.words());
+  }
+  return out;
+}
+
+}  // namespace tandem::detail

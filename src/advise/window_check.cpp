@@ -1,0 +1,112 @@
+#include "advise/window_check.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace tandem::detail {
+namespace {
+
+// The fastest hand-off so far (0: none yet).
+std::atomic<double> best_handoff{0};
+
+void note_handoff(double seconds) {
+  double best = best_handoff.load();
+  while ((best == 0 || seconds < best) && !best_handoff.compare_exchange_weak(best, seconds)) {
+  }
+}
+
+// Spins until `ball` holds `value`, yielding after kSpins tries (a few microseconds, far
+// above a hand-off between two cores; where two devices share a core, the other then runs). A
+// yield after a few tries, as the devices' barrier makes, would time the yield (a system call,
+// about 1 us on a virtual machine), not the hand-off.
+void wait_for(const std::atomic<int>& ball, int value) {
+  constexpr int kSpins = 1 << 14;
+  for (int spins = 0; ball.load(std::memory_order_acquire) != value; ++spins) {
+    if (spins > kSpins) std::this_thread::yield();
+  }
+}
+
+}  // namespace
+
+double handoff_seconds(DeviceGroup& group) {
+  const int devices = group.plan().devices;
+  if (devices < 2) return 0;
+  // Its own line, so nothing else the devices touch shares it.
+  struct alignas(64) Line {
+    std::atomic<int> ball{0};
+  };
+  Line line;
+  double slowest = 0;
+  for (int other = 1; other < devices; ++other) {
+    line.ball.store(0);
+    double seconds = 0;
+    group.run([&](int d) {
+      if (d == other) {
+        for (int i = 0; i < kHandoffTrips; ++i) {
+          wait_for(line.ball, 2 * i + 1);
+          line.ball.store(2 * i + 2, std::memory_order_release);
+        }
+      } else if (d == 0) {
+        const auto start = Clock::now();
+        for (int i = 0; i < kHandoffTrips; ++i) {
+          line.ball.store(2 * i + 1, std::memory_order_release);
+          wait_for(line.ball, 2 * i + 2);
+        }
+        seconds = seconds_since(start) / (2.0 * kHandoffTrips);
+      }
+    });
+    slowest = std::max(slowest, seconds);
+  }
+  note_handoff(slowest);
+  return slowest;
+}
+
+double best_handoff_seconds() {
+  return best_handoff.load();
+}
+
+double steal_seconds(const std::string& proc_stat) {
+  std::ifstream in(proc_stat);
+  std::string line, cpu;
+  if (!std::getline(in, line)) return -1;
+  std::istringstream fields(line);
+  fields >> cpu;
+  if (cpu != "cpu") return -1;
+  long long ticks = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (!(fields >> ticks)) return -1;  // user nice system idle iowait irq softirq steal
+  }
+  const long hz = sysconf(_SC_CLK_TCK);
+  return ticks >= 0 && hz > 0 ? static_cast<double>(ticks) / static_cast<double>(hz) : -1;
+}
+
+int online_cpus() {
+  return std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+WindowEdge window_edge(DeviceGroup& group) {
+  return {handoff_seconds(group), steal_seconds(), Clock::now()};
+}
+
+Window window_between(const WindowEdge& before, const WindowEdge& after, int cpus) {
+  Window w;
+  w.handoff = std::max(before.handoff, after.handoff);
+  if (before.steal >= 0 && after.steal >= before.steal) {
+    w.stolen_seconds = after.steal - before.steal;
+    const double cpu_seconds =
+        std::chrono::duration<double>(after.at - before.at).count() * std::max(cpus, 1);
+    w.steal = cpu_seconds > 0 ? std::min(1.0, w.stolen_seconds / cpu_seconds) : 0;
+  }
+  return w;
+}
+
+bool Window::disturbed(double fastest) const {
+  return (fastest > 0 && handoff > kApartHandoff * fastest) || counted_steal() > kQuietSteal;
+}
+
+}  // namespace tandem::detail

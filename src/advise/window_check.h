@@ -1,0 +1,114 @@
+// Whether the cores were where a probe of devices at once started on, and its units of work
+// timed again when they were not. A virtual machine's vCPUs are the host's threads, and the
+// host moves them: on the Zen 4 of 2026-12-07 two vCPUs pinned to devices 0 and 1 handed a
+// cache line back and forth in 25-30 ns for seconds at a time (cores that share an L3), then in
+// 160-190 ns (cores apart), 8% of the samples over minutes (docs/SCALING.md, "Where the host
+// puts the two vCPUs"). Apart, both devices writing their halves of a buffer both had read
+// took 3.3-4.6x as long as together, and calibrate's update of shards of one buffer, timed at
+// 11.6-14.9x one device's in runs 2 of three held-out sets, 2.8-4.3x in the runs around them.
+// What a unit's window reads at its edges: the devices' cores' hand-off (handoff_seconds),
+// and the CPU time the hypervisor took meanwhile (steal_seconds).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "advise/hardware_profile.h"
+#include "parallel/device_group.h"
+#include "profile/phase_timer.h"
+
+namespace tandem::detail {
+
+// The devices' cores' hand-off on `group` (2 or more devices): device 0 and each other device
+// in turn pass a cache line back and forth kHandoffTrips times, each spinning for it (yielding
+// only after microseconds); seconds one way, the slowest pair's. 0 for one device. The whole
+// takes about 50 us with the Zen 4's two cores near, 350 us apart.
+inline constexpr int kHandoffTrips = 1000;
+double handoff_seconds(DeviceGroup& group);
+
+// The fastest handoff_seconds this process measured (0 before the first): the cores as near as
+// the host puts them. Where devices always sit apart (two sockets), it is slow too, and the
+// windows compare with it, not with a constant.
+double best_handoff_seconds();
+
+// The CPU time the hypervisor ran something else on this machine's CPUs since boot, seconds
+// summed over the CPUs: the eighth number (steal, in clock ticks) of `proc_stat`'s first line;
+// negative where the file or the number is missing.
+double steal_seconds(const std::string& proc_stat = "/proc/stat");
+
+// One window's readings at an edge.
+struct WindowEdge {
+  double handoff = 0;  // handoff_seconds
+  double steal = -1;   // steal_seconds() (negative: not known)
+  Clock::time_point at;
+};
+
+// The edge now on `group`'s devices.
+WindowEdge window_edge(DeviceGroup& group);
+
+// The window between two edges: the slower hand-off of the two, and the share of the `cpus`
+// CPUs' time stolen between them (0 where either steal is unknown).
+struct Window {
+  double handoff = 0, steal = 0, stolen_seconds = 0;
+  // The steal as a probe's window records it: 0 under kStealFloorSeconds (a tick or two).
+  double counted_steal() const { return stolen_seconds >= kStealFloorSeconds ? steal : 0; }
+  // Apart (over kApartHandoff times `fastest`, the fastest hand-off so far) or counted_steal
+  // over kQuietSteal.
+  bool disturbed(double fastest) const;
+};
+Window window_between(const WindowEdge& before, const WindowEdge& after, int cpus);
+
+// The CPUs the system has online (1 or more).
+int online_cpus();
+
+// Runs unit(0), unit(1), ... unit(units - 1), each between two edges read by `edge()` (the edge
+// after one unit is the edge before the next), and times a unit again while its window was
+// disturbed against the fastest hand-off so far (`fastest`, or a faster edge's), `units` more at
+// most in all (a probe takes at most twice its time): what each kept unit returned, in order,
+// and in `window` the units kept and timed again, the kept windows' slowest hand-off and
+// highest counted steal (over `cpus` CPUs), and the fastest hand-off at the end. A unit that
+// runs again runs as it ran the first time (the caller's buffers as the last unit left them).
+template <class Unit, class Edge>
+auto quiet_units(int units, Unit&& unit, Edge&& edge, int cpus, double fastest,
+                 ProbeWindow& window) {
+  using Kept = decltype(unit(0));
+  std::vector<Kept> kept;
+  const auto read = [&] {
+    const WindowEdge e = edge();
+    if (e.handoff > 0 && (fastest <= 0 || e.handoff < fastest)) fastest = e.handoff;
+    return e;
+  };
+  WindowEdge before = read();
+  int again = units;
+  for (int k = 0; k < units;) {
+    Kept value = unit(k);
+    const WindowEdge after = read();
+    const Window w = window_between(before, after, cpus);
+    before = after;
+    if (w.disturbed(fastest) && again > 0) {
+      --again;
+      ++window.redone;
+      continue;
+    }
+    window.kept += 1;
+    window.handoff = std::max(window.handoff, w.handoff);
+    window.steal = std::max(window.steal, w.counted_steal());
+    kept.push_back(std::move(value));
+    ++k;
+  }
+  window.best_handoff = fastest;
+  return kept;
+}
+
+// quiet_units with the edges of `group`'s devices' cores (window_edge), this machine's CPUs
+// and the fastest hand-off this process measured.
+template <class Unit>
+auto in_quiet_windows(DeviceGroup& group, int units, Unit&& unit, ProbeWindow& window) {
+  return quiet_units(
+      units, std::forward<Unit>(unit), [&] { return window_edge(group); }, online_cpus(),
+      best_handoff_seconds(), window);
+}
+
+}  // namespace tandem::detail

@@ -1,0 +1,189 @@
+// Where a probe of devices at once ran (window_check.h): the hypervisor's steal read from
+// /proc/stat's first line, the hand-off between the devices' cores, the units of a probe timed
+// again while their windows were disturbed (edges scripted here, so every case is fixed), and
+// the profile's windows that calibrate refuses and advise warns of.
+#include "advise/window_check.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "advise/hardware_profile.h"
+#include "test_util.h"
+
+namespace tandem::detail {
+namespace {
+
+using nlohmann::json;
+
+// /proc/stat's first line: the eighth number is the steal, in clock ticks.
+TEST(WindowCheck, StealIsTheEighthNumberOfTheCpuLine) {
+  test::TempDir dir;
+  const auto stat = [&](const std::string& text) {
+    const std::string path = dir.file("stat");
+    std::ofstream(path) << text;
+    return path;
+  };
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  EXPECT_DOUBLE_EQ(steal_seconds(stat("cpu  10 20 30 40 50 60 70 880 0 0\ncpu0 1 2 3\n")),
+                   880 / hz);
+  EXPECT_DOUBLE_EQ(steal_seconds(stat("cpu 1 2 3 4 5 6 7 0\n")), 0);
+  // Missing, short, or not the machine's line: not known.
+  EXPECT_LT(steal_seconds(dir.file("none")), 0);
+  EXPECT_LT(steal_seconds(stat("cpu 1 2 3 4 5 6 7\n")), 0);
+  EXPECT_LT(steal_seconds(stat("cpu0 1 2 3 4 5 6 7 8\n")), 0);
+  EXPECT_LT(steal_seconds(stat("")), 0);
+  // This machine's, where it has one: known and not negative.
+  if (std::ifstream("/proc/stat")) EXPECT_GE(steal_seconds(), 0);
+}
+
+// The hand-off between two devices' cores takes time, well under a millisecond one way, and
+// is the fastest this process measured or slower; one device has no other core to hand to.
+TEST(WindowCheck, TheHandoffIsTimedBetweenTheDevicesCores) {
+  DeviceGroup two(plan_devices(2, 1));
+  const double seconds = handoff_seconds(two);
+  EXPECT_GT(seconds, 0);
+  EXPECT_LT(seconds, 1e-3);
+  EXPECT_GT(best_handoff_seconds(), 0);
+  EXPECT_LE(best_handoff_seconds(), seconds);
+  DeviceGroup one(plan_devices(1, 1));
+  EXPECT_EQ(handoff_seconds(one), 0);
+}
+
+// A window between two edges: the slower hand-off, and the share of the CPUs' time stolen
+// between them; disturbed when apart (over kApartHandoff times the fastest) or when its
+// counted steal is over kQuietSteal, a tick or two of steal not counted.
+TEST(WindowCheck, AWindowIsDisturbedWhenTheCoresAreApartOrTaken) {
+  const Clock::time_point t0 = Clock::now();
+  const auto at = [&](double s) {
+    return t0 + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s));
+  };
+  const Window near = window_between({25e-9, 10, at(0)}, {30e-9, 10, at(1)}, 2);
+  EXPECT_DOUBLE_EQ(near.handoff, 30e-9);
+  EXPECT_EQ(near.steal, 0);
+  EXPECT_FALSE(near.disturbed(25e-9));
+  EXPECT_TRUE(near.disturbed(9e-9));  // against a faster best: apart
+  EXPECT_FALSE(near.disturbed(0));    // no best yet
+  const Window apart = window_between({170e-9, 10, at(0)}, {25e-9, 10, at(1)}, 2);
+  EXPECT_TRUE(apart.disturbed(25e-9));
+  // 0.5 s of 2 CPUs' 2 s stolen: 25%.
+  const Window taken = window_between({25e-9, 10, at(0)}, {25e-9, 10.5, at(1)}, 2);
+  EXPECT_DOUBLE_EQ(taken.steal, 0.25);
+  EXPECT_DOUBLE_EQ(taken.counted_steal(), 0.25);
+  EXPECT_TRUE(taken.disturbed(25e-9));
+  // One tick (10 ms) of one CPU's 0.1 s: 10%, but under the floor.
+  const Window tick = window_between({25e-9, 10, at(0)}, {25e-9, 10.01, at(0.1)}, 1);
+  EXPECT_NEAR(tick.steal, 0.1, 1e-9);
+  EXPECT_EQ(tick.counted_steal(), 0);
+  EXPECT_FALSE(tick.disturbed(25e-9));
+  // Steal unknown at either edge: none.
+  EXPECT_EQ(window_between({25e-9, -1, at(0)}, {25e-9, 10, at(1)}, 2).steal, 0);
+}
+
+// Edges read in order from a script of hand-offs (steal not known), and the units' calls.
+struct Script {
+  std::vector<double> handoffs;
+  size_t next = 0;
+  std::vector<int> calls;
+
+  WindowEdge edge() { return {handoffs.at(next++), -1, Clock::now()}; }
+};
+
+std::vector<int> run(Script& s, int units, ProbeWindow& window, double fastest = 0) {
+  int call = 0;
+  return quiet_units(
+      units,
+      [&](int k) {
+        s.calls.push_back(k);
+        return 100 * k + call++;  // which call of which unit
+      },
+      [&] { return s.edge(); }, 2, fastest, window);
+}
+
+TEST(WindowCheck, UnitsInQuietWindowsAreKeptInOrder) {
+  Script s{{25e-9, 26e-9, 25e-9, 30e-9}};
+  ProbeWindow window;
+  EXPECT_EQ(run(s, 3, window), (std::vector<int>{0, 101, 202}));
+  EXPECT_EQ(window.kept, 3);
+  EXPECT_EQ(window.redone, 0);
+  EXPECT_DOUBLE_EQ(window.handoff, 30e-9);
+  EXPECT_DOUBLE_EQ(window.best_handoff, 25e-9);
+  EXPECT_FALSE(window.disturbed());
+}
+
+// An edge with the cores apart taints the windows on both sides of it: both units are timed
+// again, and what is kept is the units' later calls, in windows that were quiet.
+TEST(WindowCheck, AUnitWhoseCoresWereApartIsTimedAgain) {
+  Script s{{25e-9, 25e-9, 170e-9, 25e-9, 25e-9, 25e-9}};
+  ProbeWindow window;
+  const std::vector<int> kept = run(s, 3, window);
+  EXPECT_EQ(s.calls, (std::vector<int>{0, 1, 1, 1, 2}));
+  EXPECT_EQ(kept, (std::vector<int>{0, 103, 204}));
+  EXPECT_EQ(window.kept, 3);
+  EXPECT_EQ(window.redone, 2);
+  EXPECT_DOUBLE_EQ(window.handoff, 25e-9);
+  EXPECT_FALSE(window.disturbed());
+  // The first edge apart, the fastest comes later: the first window is judged against the
+  // fastest so far (itself), the record against the fastest at the end.
+  Script late{{170e-9, 170e-9, 25e-9, 25e-9}};
+  ProbeWindow first;
+  EXPECT_EQ(run(late, 2, first), (std::vector<int>{0, 102}));
+  EXPECT_EQ(first.redone, 1);
+  EXPECT_DOUBLE_EQ(first.handoff, 170e-9);
+  EXPECT_DOUBLE_EQ(first.best_handoff, 25e-9);
+  EXPECT_TRUE(first.disturbed());
+}
+
+// Apart for good: each unit timed again until the probe has spent as many again as it has
+// units, then the rest kept as they come, and the record says it was disturbed.
+TEST(WindowCheck, APersistentlyDisturbedProbeStopsTimingAgainAndSaysSo) {
+  Script s{std::vector<double>(20, 170e-9)};
+  s.handoffs[0] = 25e-9;
+  ProbeWindow window;
+  const std::vector<int> kept = run(s, 3, window);
+  EXPECT_EQ(kept.size(), 3u);
+  EXPECT_EQ(s.calls.size(), 6u);  // 3 units, 3 again
+  EXPECT_EQ(window.kept, 3);
+  EXPECT_EQ(window.redone, 3);
+  EXPECT_DOUBLE_EQ(window.handoff, 170e-9);
+  EXPECT_TRUE(window.disturbed());
+  EXPECT_NE(window.words().find("apart or taken"), std::string::npos) << window.words();
+  // A faster hand-off measured before the probe judges its first window too.
+  Script before{{30e-9, 30e-9, 30e-9}};
+  ProbeWindow w;
+  run(before, 1, w, 5e-9);
+  EXPECT_EQ(w.redone, 1);
+  EXPECT_TRUE(w.disturbed());
+}
+
+// A profile's windows: each probe's recorded one, judged against the fastest hand-off of all
+// of them; a profile without windows has none disturbed.
+TEST(WindowCheck, AProfilesDisturbedWindowsAreNamed) {
+  HardwareProfile hw;
+  EXPECT_TRUE(disturbed_windows(hw).empty());
+  hw.device.update_contention_devices = 2;
+  hw.device.update_contention_window = {7, 2, 60e-9, 0, 30e-9};
+  DenseRateCurve c;
+  c.widths = {784, 256, 10};
+  WeightGradShards w;
+  w.devices = 2;
+  w.at_once_window = {10, 0, 30e-9, 0.01, 20e-9};
+  c.weight_grad_gemms.push_back(w);
+  hw.device.dense_rates.push_back(c);
+  // 60 ns: 2x the update's own fastest, 3x the steps' (20 ns): disturbed only against all.
+  EXPECT_FALSE(hw.device.update_contention_window.disturbed());
+  hw.device.update_contention_window.handoff = 61e-9;
+  const std::vector<std::string> named = disturbed_windows(hw);
+  ASSERT_EQ(named.size(), 1u);
+  EXPECT_NE(named[0].find("update_contention"), std::string::npos) << named[0];
+  EXPECT_NE(named[0].find("61 ns"), std::string::npos) << named[0];
+  // Stolen time disturbs the steps' window too.
+  hw.device.dense_rates[0].weight_grad_gemms[0].at_once_window.steal = 0.2;
+  const std::vector<std::string> both = disturbed_windows(hw);
+  ASSERT_EQ(both.size(), 2u);
+  EXPECT_NE(both[1].find("784-256-10 on 2 devices"), std::string::npos) << both[1];
+}
+
+}  // namespace
+}  // namespace tandem::detail
