@@ -4,7 +4,7 @@
 // one after) and calibrate's shards' update (update_contention's shard round: device 0 alone
 // updating --kb of parameters with RMSprop, then both devices each updating its half of one
 // buffer both had just read, the devices' mean over half the time alone; the median of
-// --rounds rounds). A sample sits apart when its hand-off is over kApartHandoff times the
+// --rounds rounds). A sample sits apart when its hand-off is over apart_handoff() (3) times the
 // run's fastest. Prints each sample, then the share apart, the longest run of samples apart,
 // and the shards' update near and apart (medians).
 //   placement_bench [--seconds 300] [--interval 0.5] [--kb 256] [--rounds 5] [--json out.json]
@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -70,6 +71,8 @@ class ShardUpdate {
     for (auto& g : grads_) g.resize(n_);
     std::fill(alone_.data(), alone_.data() + n_, 0.5f);
     std::fill(shared_.data(), shared_.data() + n_, 0.5f);
+    std::fill(alone_state_.data(), alone_state_.data() + n_, 0.f);
+    std::fill(shared_state_.data(), shared_state_.data() + n_, 0.f);
   }
 
   // Shard time over half the alone time: the median of `rounds`.
@@ -79,26 +82,42 @@ class ShardUpdate {
       value_ = -value_;
       ++iteration_;
       group_.run([&](int d) {
-        if (d == 0) each_[0] = pass(0, alone_.data(), alone_state_.data(), 0, n_);
+        if (d != 0) return;
+        prepare(0, alone_.data());
+        each_[0] = update(0, alone_.data(), alone_state_.data(), 0, n_);
       });
       const double alone = each_[0];
       group_.run([&](int d) {
-        group_.barrier().wait();
-        each_[d] = pass(d, shared_.data(), shared_state_.data(), n_ * d / 2, n_ * (d + 1) / 2);
+        prepare(d, shared_.data());
+        group_.barrier().wait();  // both have read the whole buffer
+        each_[d] = update(d, shared_.data(), shared_state_.data(), n_ * d / 2, n_ * (d + 1) / 2);
       });
       ratios.push_back((each_[0] + each_[1]) / alone);  // mean over alone / 2
     }
     return td::median_of(ratios);
   }
 
+  // Whether what the passes read and updated stayed finite (they ran, and ran right).
+  bool finite() const {
+    double sum = sink_[0] + sink_[1];
+    for (const tandem::AlignedBuffer* b : {&alone_, &shared_}) {
+      for (int64_t i = 0; i < n_; i += 16) sum += b->data()[i];
+    }
+    return std::isfinite(sum);
+  }
+
  private:
-  // The device's gradients written and a float of every parameter line read (as backward and
-  // forward leave them), then its update of [begin, end): seconds of the update.
-  double pass(int d, float* w, float* s, int64_t begin, int64_t end) {
+  // The device's gradients written and a float of every parameter line read, as backward and
+  // forward leave them.
+  void prepare(int d, const float* w) {
     std::fill(grads_[d].data(), grads_[d].data() + n_, value_);
-    float sum = 0;
+    double sum = 0;
     for (int64_t i = 0; i < n_; i += 16) sum += w[i];
     sink_[d] += sum;
+  }
+
+  // The device's update of [begin, end): seconds.
+  double update(int d, float* w, float* s, int64_t begin, int64_t end) {
     float* slots[] = {s};
     const auto start = tandem::Clock::now();
     kernel_->update(w, grads_[d].data(), slots, begin, end, iteration_, 1e-3, 1, 0);
@@ -110,7 +129,7 @@ class ShardUpdate {
   std::unique_ptr<td::OptimizerKernel> kernel_;
   tandem::AlignedBuffer alone_, alone_state_, shared_, shared_state_, grads_[2];
   double each_[2] = {0, 0};
-  float sink_[2] = {0, 0};
+  double sink_[2] = {0, 0};
   float value_ = 1e-4f;
   int64_t iteration_ = 0;
 };
@@ -136,12 +155,16 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
   }
-  const double fastest = td::best_handoff_seconds();
+  if (!update.finite()) {
+    std::fprintf(stderr, "placement_bench: the update's parameters became non-finite\n");
+    return 1;
+  }
+  const double fastest = td::best_handoff_seconds(2);
   std::vector<double> near, apart;
   int run = 0, longest = 0;
   nlohmann::json rows = nlohmann::json::array();
   for (const Sample& s : samples) {
-    const bool is_apart = s.handoff > td::kApartHandoff * fastest;
+    const bool is_apart = s.handoff > td::apart_handoff() * fastest;
     (is_apart ? apart : near).push_back(s.ratio);
     run = is_apart ? run + 1 : 0;
     longest = std::max(longest, run);
@@ -156,8 +179,8 @@ int main(int argc, char** argv) {
       "the longest run %d samples; the shards' update of %lld KiB over half of one device's: "
       "%.2fx near, %.2fx apart (medians)\n",
       samples.size(), o.seconds, apart.size(),
-      100.0 * apart.size() / std::max<size_t>(samples.size(), 1), td::kApartHandoff, fastest * 1e9,
-      longest, static_cast<long long>(o.kb), median(near), median(apart));
+      100.0 * apart.size() / std::max<size_t>(samples.size(), 1), td::apart_handoff(),
+      fastest * 1e9, longest, static_cast<long long>(o.kb), median(near), median(apart));
   if (!o.json.empty()) {
     const nlohmann::json out = {
         {"seconds", o.seconds}, {"interval", o.interval},     {"kb", o.kb},

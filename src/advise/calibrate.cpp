@@ -298,7 +298,7 @@ void check_windows(const json& profile, bool allow, const std::string& out, std:
       "{} probe{} of devices at once kept timings taken with the devices' cores apart (a hand-off "
       "over {}x the fastest) or with over {:.0f}% of the CPUs' time taken by the hypervisor, "
       "after timing such rounds again: {}",
-      disturbed.size(), disturbed.size() == 1 ? "" : "s", kApartHandoff, kQuietSteal * 100,
+      disturbed.size(), disturbed.size() == 1 ? "" : "s", apart_handoff(), kQuietSteal * 100,
       fmt::join(disturbed, "; "));
   if (!allow) {
     throw Error("calibrate: " + what +

@@ -101,19 +101,24 @@ struct StepsAtOnceSeconds {
   }
 };
 // A probe's unit of work ran with the devices' cores apart when a hand-off at its edges took
-// over kApartHandoff times the fastest the process measured, and with its time taken when the
-// hypervisor took over kQuietSteal of the CPUs' time and at least kStealFloorSeconds (two
-// clock ticks of /proc/stat at 100 Hz) over it (window_check.h).
-inline constexpr double kApartHandoff = 3.0;
+// over apart_handoff() times the fastest the process measured on as many devices, and with its
+// time taken when the hypervisor took over kQuietSteal of the CPUs' time, counting steal of
+// two clock ticks of /proc/stat at 100 Hz or more (kStealFloorSeconds, between one tick and
+// two: the ticks arrive as seconds, whose differences round either way) (window_check.h).
+inline constexpr double kApartHandoff = 3.0;  // apart_handoff()'s default
 inline constexpr double kQuietSteal = 0.05;
-inline constexpr double kStealFloorSeconds = 0.02;
+inline constexpr double kStealFloorSeconds = 0.015;
+// How many times the fastest hand-off counts as apart, for the whole process (calibrate
+// --apart-handoff): kApartHandoff unless set, 1 or more.
+double apart_handoff();
+void set_apart_handoff(double times);
 
 // Where a probe of devices at once ran (window_check.h, in_quiet_windows): the units of work it
 // kept and those it timed again because the devices' cores were apart or the hypervisor took
 // their time; the kept units' slowest hand-off between the devices' cores (seconds one way) and
 // highest share of the CPUs' time stolen (Window::counted_steal); and the fastest hand-off the
-// process had measured when the probe ended (the cores near). (Profiles since 2026-12-07, evening;
-// kept 0: not recorded.)
+// process had measured on as many devices when the probe ended (the cores near). (Profiles
+// since 2026-12-07, evening; kept 0: not recorded.)
 struct ProbeWindow {
   int kept = 0, redone = 0;
   double handoff = 0, steal = 0, best_handoff = 0;
@@ -127,8 +132,8 @@ struct ProbeWindow {
 };
 // As a profile holds one, under `window` ({kept, redone, handoff, steal, best_handoff}); and
 // read back, a ConfigError naming `where` and the field unless kept is a whole number >= 1,
-// redone one >= 0, the hand-offs > 0 (the kept one no faster than the fastest) and the steal a
-// share from 0 to 1.
+// redone one from 0 to kept, the hand-offs > 0 (the kept one no faster than the fastest) and
+// the steal a share from 0 to 1.
 nlohmann::json probe_window_json(const ProbeWindow& window);
 ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where);
 
@@ -356,8 +361,8 @@ struct HardwareProfile {
 };
 
 // The probes of `hw` whose windows were disturbed (ProbeWindow::disturbed, against the fastest
-// hand-off of all its probes), each in words naming the probe and its figures; empty where
-// none was (or none recorded).
+// hand-off of all its probes on as many devices), each in words naming the probe, where the
+// profile holds its window, and its figures; empty where none was (or none recorded).
 std::vector<std::string> disturbed_windows(const HardwareProfile& hw);
 
 // `name` is a file in the profiles directory (without .json) or a path to a JSON file.

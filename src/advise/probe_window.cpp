@@ -1,15 +1,34 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <atomic>
+
 #include "advise/hardware_profile.h"
 #include "advise/profile_fields.h"
 #include "tandem/error.h"
 
 namespace tandem::detail {
+namespace {
+
+std::atomic<double> apart_times{kApartHandoff};
+
+}  // namespace
+
+double apart_handoff() {
+  return apart_times.load();
+}
+
+void set_apart_handoff(double times) {
+  if (!(times >= 1 && times <= 1e6)) {
+    throw ConfigError("--apart-handoff: a hand-off is apart at 1 or more times the fastest, got " +
+                      std::to_string(times));
+  }
+  apart_times.store(times);
+}
 
 bool ProbeWindow::disturbed() const {
   return recorded() &&
-         ((best_handoff > 0 && handoff > kApartHandoff * best_handoff) || steal > kQuietSteal);
+         ((best_handoff > 0 && handoff > apart_handoff() * best_handoff) || steal > kQuietSteal);
 }
 
 std::string ProbeWindow::words() const {
@@ -55,31 +74,41 @@ ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where)
 }
 
 std::vector<std::string> disturbed_windows(const HardwareProfile& hw) {
-  // Each recorded window with what it timed.
-  std::vector<std::pair<std::string, ProbeWindow>> windows;
+  // Each recorded window with its device count and what it timed.
+  struct Named {
+    int devices;
+    std::string what;
+    ProbeWindow window;
+  };
+  std::vector<Named> windows;
   if (hw.device.update_contention_window.recorded()) {
-    windows.emplace_back(fmt::format("the update on {} devices at once (update_contention)",
-                                     hw.device.update_contention_devices),
-                         hw.device.update_contention_window);
+    windows.push_back(
+        {hw.device.update_contention_devices,
+         fmt::format("the update on {} devices at once (device.update_contention_window)",
+                     hw.device.update_contention_devices),
+         hw.device.update_contention_window});
   }
   for (const DenseRateCurve& c : hw.device.dense_rates) {
     for (const WeightGradShards& w : c.weight_grad_gemms) {
       if (!w.at_once_window.recorded()) continue;
-      windows.emplace_back(
-          fmt::format("the steps of {} on {} devices at once (dense_rates {} "
-                      "weight_grad_gemms steps_at_once)",
-                      fmt::join(c.widths, "-"), w.devices, fmt::join(c.widths, "-")),
-          w.at_once_window);
+      windows.push_back(
+          {w.devices,
+           fmt::format("the steps of {} on {} devices at once (its dense_rates entry's "
+                       "weight_grad_gemms window)",
+                       fmt::join(c.widths, "-"), w.devices),
+           w.at_once_window});
     }
   }
-  double fastest = 0;
-  for (const auto& [what, w] : windows) {
-    if (fastest == 0 || w.best_handoff < fastest) fastest = w.best_handoff;
-  }
   std::vector<std::string> out;
-  for (auto [what, w] : windows) {
-    w.best_handoff = fastest;
-    if (w.disturbed()) out.push_back(what + ": " + w.words());
+  for (Named& n : windows) {
+    // Against the fastest of every probe on as many devices (another count's devices may sit
+    // on cores further apart).
+    for (const Named& other : windows) {
+      if (other.devices == n.devices) {
+        n.window.best_handoff = std::min(n.window.best_handoff, other.window.best_handoff);
+      }
+    }
+    if (n.window.disturbed()) out.push_back(n.what + ": " + n.window.words());
   }
   return out;
 }

@@ -1,15 +1,17 @@
 // Whether the cores were where a probe of devices at once started on, and its units of work
 // timed again when they were not. A virtual machine's vCPUs are the host's threads, and the
-// host moves them: on the Zen 4 of 2026-12-07 two vCPUs pinned to devices 0 and 1 handed a
-// cache line back and forth in 25-30 ns for seconds at a time (cores that share an L3), then in
-// 160-190 ns (cores apart), 8% of the samples over minutes (docs/SCALING.md, "Where the host
-// puts the two vCPUs"). Apart, both devices writing their halves of a buffer both had read
-// took 3.3-4.6x as long as together, and calibrate's update of shards of one buffer, timed at
-// 11.6-14.9x one device's in runs 2 of three held-out sets, 2.8-4.3x in the runs around them.
-// What a unit's window reads at its edges: the devices' cores' hand-off (handoff_seconds),
-// and the CPU time the hypervisor took meanwhile (steal_seconds).
+// host moves them: on the Zen 4 of 2026-12-07 (bench/placement_bench, 599 samples over 300 s)
+// two vCPUs pinned to devices 0 and 1 handed a cache line over in 25-73 ns in 83% of the
+// samples and in 170-252 ns in most of the other 17%, for up to 15 s at a time; there
+// calibrate's shards' update
+// at once (both devices each updating its half of one buffer both had read) took 9.97x half of
+// one device's alone, against 2.78x near (medians). Runs 2 of three held-out sets had timed it at
+// 11.6-14.9x, the runs around them at 2.8-4.3x (docs/SCALING.md, "Where the host puts the two
+// vCPUs"). What a unit's window reads at its edges: the devices' cores' hand-off
+// (handoff_seconds), and the CPU time the hypervisor took meanwhile (steal_seconds).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -23,15 +25,17 @@ namespace tandem::detail {
 
 // The devices' cores' hand-off on `group` (2 or more devices): device 0 and each other device
 // in turn pass a cache line back and forth kHandoffTrips times, each spinning for it (yielding
-// only after microseconds); seconds one way, the slowest pair's. 0 for one device. The whole
-// takes about 50 us with the Zen 4's two cores near, 350 us apart.
+// only after microseconds), after an untimed trip that finds both awake; seconds one way, the
+// slowest pair's. 0 for one device. The whole takes 50-120 us with the Zen 4's two cores near,
+// 300-500 us apart.
 inline constexpr int kHandoffTrips = 1000;
 double handoff_seconds(DeviceGroup& group);
 
-// The fastest handoff_seconds this process measured (0 before the first): the cores as near as
-// the host puts them. Where devices always sit apart (two sockets), it is slow too, and the
-// windows compare with it, not with a constant.
-double best_handoff_seconds();
+// The fastest handoff_seconds this process measured on groups of `devices` devices (0 before
+// the first): their cores as near as the host puts them. Where devices always sit apart (two
+// sockets), it is slow too, and the windows compare with it, not with a constant; groups of
+// another size may span cores further apart, and keep their own.
+double best_handoff_seconds(int devices);
 
 // The CPU time the hypervisor ran something else on this machine's CPUs since boot, seconds
 // summed over the CPUs: the eighth number (steal, in clock ticks) of `proc_stat`'s first line;
@@ -52,9 +56,9 @@ WindowEdge window_edge(DeviceGroup& group);
 // CPUs' time stolen between them (0 where either steal is unknown).
 struct Window {
   double handoff = 0, steal = 0, stolen_seconds = 0;
-  // The steal as a probe's window records it: 0 under kStealFloorSeconds (a tick or two).
+  // The steal as a probe's window records it: 0 under two ticks (kStealFloorSeconds).
   double counted_steal() const { return stolen_seconds >= kStealFloorSeconds ? steal : 0; }
-  // Apart (over kApartHandoff times `fastest`, the fastest hand-off so far) or counted_steal
+  // Apart (over apart_handoff() times `fastest`, the fastest hand-off so far) or counted_steal
   // over kQuietSteal.
   bool disturbed(double fastest) const;
 };
@@ -65,50 +69,64 @@ int online_cpus();
 
 // Runs unit(0), unit(1), ... unit(units - 1), each between two edges read by `edge()` (the edge
 // after one unit is the edge before the next), and times a unit again while its window was
-// disturbed against the fastest hand-off so far (`fastest`, or a faster edge's), `units` more at
-// most in all (a probe takes at most twice its time): what each kept unit returned, in order,
-// and in `window` the units kept and timed again, the kept windows' slowest hand-off and
-// highest counted steal (over `cpus` CPUs), and the fastest hand-off at the end. A unit that
-// runs again runs as it ran the first time (the caller's buffers as the last unit left them).
+// disturbed against the fastest hand-off so far (`fastest`, or a faster edge's); then, as the
+// fastest may have come after them, judges the kept units again against it and times those
+// disturbed again. `units` more at most in all (a probe takes at most twice its time). Returns
+// what each kept unit returned, in order, and in `window` the units kept and timed again, the
+// kept windows' slowest hand-off and highest counted steal (over `cpus` CPUs), and the fastest
+// hand-off at the end. A unit that runs again runs as it ran the first time (the caller's
+// buffers as the last unit left them).
 template <class Unit, class Edge>
 auto quiet_units(int units, Unit&& unit, Edge&& edge, int cpus, double fastest,
                  ProbeWindow& window) {
   using Kept = decltype(unit(0));
-  std::vector<Kept> kept;
   const auto read = [&] {
     const WindowEdge e = edge();
     if (e.handoff > 0 && (fastest <= 0 || e.handoff < fastest)) fastest = e.handoff;
     return e;
   };
   WindowEdge before = read();
-  int again = units;
-  for (int k = 0; k < units;) {
+  // Unit k in a window of its own: what it returned, and the window.
+  const auto timed = [&](int k) {
     Kept value = unit(k);
     const WindowEdge after = read();
     const Window w = window_between(before, after, cpus);
     before = after;
-    if (w.disturbed(fastest) && again > 0) {
+    return std::pair<Kept, Window>(std::move(value), w);
+  };
+  int again = units;
+  // Unit k's result, timed again while disturbed and the budget lasts.
+  const auto settle = [&](int k, std::pair<Kept, Window>& result) {
+    while (result.second.disturbed(fastest) && again > 0) {
       --again;
       ++window.redone;
-      continue;
+      result = timed(k);
     }
+  };
+  std::vector<std::pair<Kept, Window>> results;
+  for (int k = 0; k < units; ++k) {
+    results.push_back(timed(k));
+    settle(k, results.back());
+  }
+  for (int k = 0; k < units && again > 0; ++k) settle(k, results[k]);
+  std::vector<Kept> kept;
+  for (auto& [value, w] : results) {
     window.kept += 1;
     window.handoff = std::max(window.handoff, w.handoff);
     window.steal = std::max(window.steal, w.counted_steal());
     kept.push_back(std::move(value));
-    ++k;
   }
   window.best_handoff = fastest;
   return kept;
 }
 
 // quiet_units with the edges of `group`'s devices' cores (window_edge), this machine's CPUs
-// and the fastest hand-off this process measured.
+// and the fastest hand-off this process measured on as many devices.
 template <class Unit>
 auto in_quiet_windows(DeviceGroup& group, int units, Unit&& unit, ProbeWindow& window) {
   return quiet_units(
       units, std::forward<Unit>(unit), [&] { return window_edge(group); }, online_cpus(),
-      best_handoff_seconds(), window);
+      best_handoff_seconds(group.plan().devices), window);
 }
 
 }  // namespace tandem::detail

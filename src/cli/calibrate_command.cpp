@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "advise/calibrate.h"
+#include "advise/hardware_profile.h"
 #include "cli/atomic_write.h"
 #include "parallel/world.h"
 #include "tandem/config.h"
@@ -67,6 +68,11 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
                 "the devices' cores apart or their time taken by the hypervisor (each probe "
                 "times such a round again, up to its number of rounds; the profile records "
                 "where each ran); without it calibrate then fails and writes nothing");
+  cmd->add_option("--apart-handoff", o.apart_handoff,
+                  "A probe's devices' cores count as apart (its round timed again) when a "
+                  "hand-off between them takes over this many times the fastest measured")
+      ->check(CLI::Range(1.0, 1e6))
+      ->capture_default_str();
   return cmd;
 }
 
@@ -102,6 +108,7 @@ int run_calibrate(const CalibrateOptions& o) {
   plan.steps = o.steps;
   plan.repeats = o.repeats;
   detail::check_plan(plan);
+  detail::set_apart_handoff(o.apart_handoff);
   // Under mpirun every rank measures the link between them; rank 0 writes the profile.
   detail::World* world = detail::current_world();
   const bool writer = world == nullptr || world->rank() == 0;

@@ -34,6 +34,8 @@ struct CalibrateOptions {
   // Write the profile even where a probe of devices at once ran with the cores apart or taken
   // (window_check.h); by default calibrate then fails and writes nothing.
   bool allow_disturbed = false;
+  // A hand-off between the devices' cores over this many times the fastest counts as apart.
+  double apart_handoff = 3.0;
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);

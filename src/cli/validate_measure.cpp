@@ -154,12 +154,12 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
   if (!reporter) return out;
   if (edges) {
     // Where the repetitions ran, against the fastest hand-off of the whole run.
-    out.best_handoff = detail::best_handoff_seconds();
+    out.best_handoff = detail::best_handoff_seconds(n);
     int apart = 0, taken = 0, repetitions = 0;
     for (const MeasuredConfig& m : all) {
       for (size_t k = 0; k < m.handoff_per_repetition.size(); ++k) {
         ++repetitions;
-        apart += m.handoff_per_repetition[k] > detail::kApartHandoff * out.best_handoff;
+        apart += m.handoff_per_repetition[k] > detail::apart_handoff() * out.best_handoff;
         taken += m.steal_per_repetition[k] > detail::kQuietSteal;
       }
     }
@@ -167,7 +167,7 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
         "where the repetitions ran: {} of {} with the devices' cores apart (a hand-off over {}x "
         "the fastest, {:.0f} ns), {} with over {:.0f}% of the CPUs' time taken by the "
         "hypervisor\n",
-        apart, repetitions, detail::kApartHandoff, out.best_handoff * 1e9, taken,
+        apart, repetitions, detail::apart_handoff(), out.best_handoff * 1e9, taken,
         detail::kQuietSteal * 100);
   }
   if (refresh && ranks == 1) {

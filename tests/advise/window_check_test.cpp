@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "advise/hardware_profile.h"
@@ -35,20 +36,27 @@ TEST(WindowCheck, StealIsTheEighthNumberOfTheCpuLine) {
   EXPECT_LT(steal_seconds(stat("cpu0 1 2 3 4 5 6 7 8\n")), 0);
   EXPECT_LT(steal_seconds(stat("")), 0);
   // This machine's, where it has one: known and not negative.
-  if (std::ifstream("/proc/stat")) EXPECT_GE(steal_seconds(), 0);
+  if (std::ifstream("/proc/stat")) {
+    EXPECT_GE(steal_seconds(), 0);
+  }
 }
 
 // The hand-off between two devices' cores takes time, well under a millisecond one way, and
-// is the fastest this process measured or slower; one device has no other core to hand to.
+// is noted as the fastest on 2 devices where it is; one device has no other core to hand to.
 TEST(WindowCheck, TheHandoffIsTimedBetweenTheDevicesCores) {
   DeviceGroup two(plan_devices(2, 1));
-  const double seconds = handoff_seconds(two);
-  EXPECT_GT(seconds, 0);
-  EXPECT_LT(seconds, 1e-3);
-  EXPECT_GT(best_handoff_seconds(), 0);
-  EXPECT_LE(best_handoff_seconds(), seconds);
+  double fastest = 1;
+  for (int i = 0; i < 3; ++i) {
+    const double seconds = handoff_seconds(two);
+    EXPECT_GT(seconds, 0);
+    EXPECT_LT(seconds, 1e-3);
+    fastest = std::min(fastest, seconds);
+  }
+  EXPECT_GT(best_handoff_seconds(2), 0);
+  EXPECT_LE(best_handoff_seconds(2), fastest);
   DeviceGroup one(plan_devices(1, 1));
   EXPECT_EQ(handoff_seconds(one), 0);
+  EXPECT_EQ(best_handoff_seconds(1), 0);
 }
 
 // A window between two edges: the slower hand-off, and the share of the CPUs' time stolen
@@ -77,6 +85,10 @@ TEST(WindowCheck, AWindowIsDisturbedWhenTheCoresAreApartOrTaken) {
   EXPECT_NEAR(tick.steal, 0.1, 1e-9);
   EXPECT_EQ(tick.counted_steal(), 0);
   EXPECT_FALSE(tick.disturbed(25e-9));
+  // Two ticks, whose seconds' difference rounds under 0.02: counted.
+  const Window two = window_between({25e-9, 8.80, at(0)}, {25e-9, 8.82, at(0.1)}, 1);
+  EXPECT_GT(two.counted_steal(), 0.19);
+  EXPECT_TRUE(two.disturbed(25e-9));
   // Steal unknown at either edge: none.
   EXPECT_EQ(window_between({25e-9, -1, at(0)}, {25e-9, 10, at(1)}, 2).steal, 0);
 }
@@ -124,15 +136,16 @@ TEST(WindowCheck, AUnitWhoseCoresWereApartIsTimedAgain) {
   EXPECT_EQ(window.redone, 2);
   EXPECT_DOUBLE_EQ(window.handoff, 25e-9);
   EXPECT_FALSE(window.disturbed());
-  // The first edge apart, the fastest comes later: the first window is judged against the
-  // fastest so far (itself), the record against the fastest at the end.
-  Script late{{170e-9, 170e-9, 25e-9, 25e-9}};
+  // The first edges apart, the fastest comes later: the first unit passes against the fastest
+  // so far (itself), and is judged again, and timed again, once the faster one came.
+  Script late{{170e-9, 170e-9, 25e-9, 25e-9, 25e-9}};
   ProbeWindow first;
-  EXPECT_EQ(run(late, 2, first), (std::vector<int>{0, 102}));
-  EXPECT_EQ(first.redone, 1);
-  EXPECT_DOUBLE_EQ(first.handoff, 170e-9);
+  EXPECT_EQ(run(late, 2, first), (std::vector<int>{3, 102}));
+  EXPECT_EQ(late.calls, (std::vector<int>{0, 1, 1, 0}));
+  EXPECT_EQ(first.redone, 2);
+  EXPECT_DOUBLE_EQ(first.handoff, 25e-9);
   EXPECT_DOUBLE_EQ(first.best_handoff, 25e-9);
-  EXPECT_TRUE(first.disturbed());
+  EXPECT_FALSE(first.disturbed());
 }
 
 // Apart for good: each unit timed again until the probe has spent as many again as it has
@@ -157,8 +170,26 @@ TEST(WindowCheck, APersistentlyDisturbedProbeStopsTimingAgainAndSaysSo) {
   EXPECT_TRUE(w.disturbed());
 }
 
+// How many times the fastest counts as apart is one setting for the process (calibrate
+// --apart-handoff), 1 or more; the windows and the records are judged with it.
+TEST(WindowCheck, TheApartFactorIsSetForTheProcess) {
+  EXPECT_EQ(apart_handoff(), kApartHandoff);
+  const Window w = window_between({25e-9, -1, Clock::now()}, {60e-9, -1, Clock::now()}, 2);
+  const ProbeWindow record{1, 0, 60e-9, 0, 25e-9};
+  EXPECT_FALSE(w.disturbed(25e-9));
+  EXPECT_FALSE(record.disturbed());
+  set_apart_handoff(2);
+  EXPECT_TRUE(w.disturbed(25e-9));
+  EXPECT_TRUE(record.disturbed());
+  set_apart_handoff(kApartHandoff);
+  for (const double bad : {0.5, -1.0, std::nan("")}) {
+    test::expect_error<ConfigError>([&] { set_apart_handoff(bad); }, {"--apart-handoff"});
+  }
+  EXPECT_EQ(apart_handoff(), kApartHandoff);
+}
+
 // A profile's windows: each probe's recorded one, judged against the fastest hand-off of all
-// of them; a profile without windows has none disturbed.
+// of them on as many devices; a profile without windows has none disturbed.
 TEST(WindowCheck, AProfilesDisturbedWindowsAreNamed) {
   HardwareProfile hw;
   EXPECT_TRUE(disturbed_windows(hw).empty());
@@ -183,6 +214,14 @@ TEST(WindowCheck, AProfilesDisturbedWindowsAreNamed) {
   const std::vector<std::string> both = disturbed_windows(hw);
   ASSERT_EQ(both.size(), 2u);
   EXPECT_NE(both[1].find("784-256-10 on 2 devices"), std::string::npos) << both[1];
+  // 4 devices' steps, whose cores are further apart: judged against their own fastest only.
+  WeightGradShards four;
+  four.devices = 4;
+  four.at_once_window = {10, 0, 200e-9, 0, 100e-9};
+  hw.device.dense_rates[0].weight_grad_gemms.push_back(four);
+  EXPECT_EQ(disturbed_windows(hw).size(), 2u);
+  hw.device.dense_rates[0].weight_grad_gemms[1].at_once_window.handoff = 301e-9;
+  EXPECT_EQ(disturbed_windows(hw).size(), 3u);
 }
 
 }  // namespace

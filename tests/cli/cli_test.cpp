@@ -413,6 +413,27 @@ TEST_F(CliTest, AdviseExplainsTheSeedAndWritesJson) {
   EXPECT_THAT(read_file(dir.file("s.svg")), HasSubstr("<svg"));
 }
 
+// A calibration whose probes of devices at once kept rounds timed with the cores apart fails,
+// naming them, and writes nothing; --apart-handoff 1 counts every hand-off slower than the
+// fastest as apart, so every probe keeps such rounds. --allow-disturbed writes it, warning.
+TEST_F(CliTest, CalibrateRefusesProbesTimedApart) {
+  const std::string out = dir.file("apart.json");
+  const std::string args =
+      " --apart-handoff 1 --layers 128 --rows 8,2048 --steps 1 --repeats 1 "
+      "--max-devices 2 --out '" +
+      out + "'";
+  const CliResult r = run_cli("calibrate" + args, dir);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the update on 2 devices at once"));
+  EXPECT_THAT(r.err, HasSubstr("--allow-disturbed"));
+  EXPECT_THAT(r.err, HasSubstr(out + " was not written"));
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const CliResult allowed = run_cli("calibrate --allow-disturbed" + args, dir);
+  ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_THAT(allowed.out, HasSubstr("calibrate: warning: "));
+  EXPECT_TRUE(std::filesystem::exists(out));
+}
+
 // tandem calibrate: a profile from 1-device measurements only, every figure with its
 // source, that advise reads and says what a device is (--threads-per-device).
 TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
