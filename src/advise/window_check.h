@@ -1,11 +1,11 @@
 // Whether the cores were where a probe of devices at once started on, and its units of work
 // timed again when they were not. A virtual machine's vCPUs are the host's threads, and the
-// host moves them: on the Zen 4 of 2026-12-07 (bench/placement_bench, 599 samples over 300 s)
-// two vCPUs pinned to devices 0 and 1 handed a cache line over in 25-73 ns in 83% of the
-// samples and in 170-252 ns in most of the other 17%, for up to 15 s at a time; there
-// calibrate's shards' update
-// at once (both devices each updating its half of one buffer both had read) took 9.97x half of
-// one device's alone, against 2.78x near (medians). Runs 2 of three held-out sets had timed it at
+// host moves them: on the Zen 4 of 2026-12-07 (bench/placement_bench, 599 samples over 300 s,
+// held_out_windows_zen4's placement.json) two vCPUs pinned to devices 0 and 1 handed a cache
+// line over in 24-53 ns in 89% of the samples and in 171-205 ns (5th-95th percentiles) in the
+// other 11%, for up to 12 s at a time; apart, calibrate's shards' update at once (both devices
+// each updating its half of one buffer both had read) took 10.75x half of one device's alone,
+// near 2.80x (medians). Runs 2 of three held-out sets had timed it at
 // 11.6-14.9x, the runs around them at 2.8-4.3x (docs/SCALING.md, "Where the host puts the two
 // vCPUs"). What a unit's window reads at its edges: the devices' cores' hand-off
 // (handoff_seconds), and the CPU time the hypervisor took meanwhile (steal_seconds).
@@ -26,8 +26,8 @@ namespace tandem::detail {
 // The devices' cores' hand-off on `group` (2 or more devices): device 0 and each other device
 // in turn pass a cache line back and forth kHandoffTrips times, each spinning for it (yielding
 // only after microseconds), after an untimed trip that finds both awake; seconds one way, the
-// slowest pair's. 0 for one device. The whole takes 50-120 us with the Zen 4's two cores near,
-// 300-500 us apart.
+// slowest pair's. 0 for one device. The whole takes 50-110 us with the Zen 4's two cores near,
+// 340-410 us apart.
 inline constexpr int kHandoffTrips = 1000;
 double handoff_seconds(DeviceGroup& group);
 
