@@ -12,22 +12,18 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "advise/at_once_probes.h"
 #include "advise/step_run.h"
 #include "advise/window_check.h"
-#include "core/aligned_buffer.h"
 #include "core/atomic_file.h"
-#include "optim/optimizer_kernel.h"
 #include "parallel/device_group.h"
-#include "tandem/optimizers.h"
 
 namespace td = tandem::detail;
 
@@ -59,87 +55,24 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// The shards' update against one device's alone, as update_contention's shard round times it.
-class ShardUpdate {
- public:
-  ShardUpdate(td::DeviceGroup& group, int64_t bytes)
-      : group_(group),
-        n_(std::max<int64_t>(bytes / 4, 32)),
-        kernel_(td::make_optimizer_kernel(tandem::RMSprop())) {
-    for (tandem::AlignedBuffer* b : {&alone_, &alone_state_, &shared_, &shared_state_})
-      b->resize(n_);
-    for (auto& g : grads_) g.resize(n_);
-    std::fill(alone_.data(), alone_.data() + n_, 0.5f);
-    std::fill(shared_.data(), shared_.data() + n_, 0.5f);
-    std::fill(alone_state_.data(), alone_state_.data() + n_, 0.f);
-    std::fill(shared_state_.data(), shared_state_.data() + n_, 0.f);
+// The shards' update over half of device 0's alone (at_once_probes.h's rounds, without own's
+// between them): the median of `rounds`.
+double shard_ratio(td::UpdateAtOnce& update, int rounds) {
+  std::vector<double> ratios;
+  for (int r = 0; r < rounds; ++r) {
+    update.next_round();
+    const double alone = update.alone();
+    ratios.push_back(2 * update.shard() / alone);  // the devices' mean over alone / 2
   }
-
-  // Shard time over half the alone time: the median of `rounds`.
-  double ratio(int rounds) {
-    std::vector<double> ratios;
-    for (int r = 0; r < rounds; ++r) {
-      value_ = -value_;
-      ++iteration_;
-      group_.run([&](int d) {
-        if (d != 0) return;
-        prepare(0, alone_.data());
-        each_[0] = update(0, alone_.data(), alone_state_.data(), 0, n_);
-      });
-      const double alone = each_[0];
-      group_.run([&](int d) {
-        prepare(d, shared_.data());
-        group_.barrier().wait();  // both have read the whole buffer
-        each_[d] = update(d, shared_.data(), shared_state_.data(), n_ * d / 2, n_ * (d + 1) / 2);
-      });
-      ratios.push_back((each_[0] + each_[1]) / alone);  // mean over alone / 2
-    }
-    return td::median_of(ratios);
-  }
-
-  // Whether what the passes read and updated stayed finite (they ran, and ran right).
-  bool finite() const {
-    double sum = sink_[0] + sink_[1];
-    for (const tandem::AlignedBuffer* b : {&alone_, &shared_}) {
-      for (int64_t i = 0; i < n_; i += 16) sum += b->data()[i];
-    }
-    return std::isfinite(sum);
-  }
-
- private:
-  // The device's gradients written and a float of every parameter line read, as backward and
-  // forward leave them.
-  void prepare(int d, const float* w) {
-    std::fill(grads_[d].data(), grads_[d].data() + n_, value_);
-    double sum = 0;
-    for (int64_t i = 0; i < n_; i += 16) sum += w[i];
-    sink_[d] += sum;
-  }
-
-  // The device's update of [begin, end): seconds.
-  double update(int d, float* w, float* s, int64_t begin, int64_t end) {
-    float* slots[] = {s};
-    const auto start = tandem::Clock::now();
-    kernel_->update(w, grads_[d].data(), slots, begin, end, iteration_, 1e-3, 1, 0);
-    return tandem::seconds_since(start);
-  }
-
-  td::DeviceGroup& group_;
-  int64_t n_;
-  std::unique_ptr<td::OptimizerKernel> kernel_;
-  tandem::AlignedBuffer alone_, alone_state_, shared_, shared_state_, grads_[2];
-  double each_[2] = {0, 0};
-  double sink_[2] = {0, 0};
-  float value_ = 1e-4f;
-  int64_t iteration_ = 0;
-};
+  return td::median_of(ratios);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   td::DeviceGroup group(td::plan_devices(2, 1));
-  ShardUpdate update(group, o.kb << 10);
+  td::UpdateAtOnce update(group, o.kb << 10, 1);
   struct Sample {
     double at, handoff, ratio;
   };
@@ -147,7 +80,7 @@ int main(int argc, char** argv) {
   const auto start = tandem::Clock::now();
   while (tandem::seconds_since(start) < o.seconds) {
     const double before = td::handoff_seconds(group);
-    const double ratio = update.ratio(o.rounds);
+    const double ratio = shard_ratio(update, o.rounds);
     const double after = td::handoff_seconds(group);
     samples.push_back({tandem::seconds_since(start), std::max(before, after), ratio});
     std::printf("%8.1f s  hand-off %6.0f ns  shards' update %5.2fx\n", samples.back().at,
@@ -155,10 +88,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
   }
-  if (!update.finite()) {
-    std::fprintf(stderr, "placement_bench: the update's parameters became non-finite\n");
-    return 1;
-  }
+  update.check_finite();
   const double fastest = td::best_handoff_seconds(2);
   std::vector<double> near, apart;
   int run = 0, longest = 0;

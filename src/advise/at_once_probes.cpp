@@ -18,70 +18,96 @@
 
 namespace tandem::detail {
 
+UpdateAtOnce::UpdateAtOnce(DeviceGroup& group, int64_t bytes, int threads)
+    : group_(group),
+      devices_(group.plan().devices),
+      threads_(threads),
+      n_(std::max<int64_t>(bytes / 4, int64_t{16} * devices_)),
+      kernel_(make_optimizer_kernel(RMSprop())),
+      shared_(n_),
+      shared_state_(n_),
+      each_(devices_),
+      sinks_(devices_) {
+  for (int d = 0; d < devices_; ++d) {
+    params_.emplace_back(n_);
+    state_.emplace_back(n_);
+    grads_.emplace_back(n_);
+    std::fill(params_[d].data(), params_[d].data() + n_, 0.5f);
+    std::fill(state_[d].data(), state_[d].data() + n_, 0.f);
+  }
+  std::fill(shared_.data(), shared_.data() + n_, 0.5f);
+  std::fill(shared_state_.data(), shared_state_.data() + n_, 0.f);
+}
+
+// Backward's gradients, then forward's read of the parameters: a float of every line.
+void UpdateAtOnce::prepare(int d, const float* read) {
+  std::fill(grads_[d].data(), grads_[d].data() + n_, value_);
+  double sum = 0;
+  for (int64_t i = 0; i < n_; i += 16) sum += read[i];
+  sinks_[d] += sum;
+}
+
+// Device d's update of w[begin, end) with its gradients, timed into each_[d].
+void UpdateAtOnce::timed_update(int d, float* w, float* s, int64_t begin, int64_t end) {
+  float* slots[] = {s};
+  const auto start = Clock::now();
+  kernel_->update(w, grads_[d].data(), slots, begin, end, iteration_, 1e-3, threads_, 0);
+  each_[d] = seconds_since(start);
+}
+
+void UpdateAtOnce::next_round() {
+  value_ = -value_;
+  ++iteration_;
+}
+
+double UpdateAtOnce::alone() {
+  group_.run([&](int d) {
+    if (d != 0) return;
+    prepare(0, params_[0].data());
+    timed_update(0, params_[0].data(), state_[0].data(), 0, n_);
+  });
+  return each_[0];
+}
+
+double UpdateAtOnce::own() {
+  group_.run([&](int d) {
+    prepare(d, params_[d].data());
+    group_.barrier().wait();
+    timed_update(d, params_[d].data(), state_[d].data(), 0, n_);
+  });
+  return mean_of(each_);
+}
+
+double UpdateAtOnce::shard() {
+  group_.run([&](int d) {
+    prepare(d, shared_.data());
+    group_.barrier().wait();
+    timed_update(d, shared_.data(), shared_state_.data(), n_ * d / devices_,
+                 n_ * (d + 1) / devices_);
+  });
+  return mean_of(each_);
+}
+
+void UpdateAtOnce::check_finite() const {
+  double read = 0;
+  for (const double v : sinks_) read += v;
+  if (!std::isfinite(read)) throw Error("update_contention: the parameters read back non-finite");
+}
+
 std::vector<UpdateContention> update_contention(const std::vector<int64_t>& bytes, int devices,
                                                 int threads, int repeats, ProbeWindow& window) {
   if (devices < 2) {
     throw Error("update_contention: 2 or more devices, got " + std::to_string(devices));
   }
-  const std::unique_ptr<OptimizerKernel> kernel = make_optimizer_kernel(RMSprop());
   DeviceGroup group(plan_devices(devices, threads));
   std::vector<UpdateContention> out;
   for (const int64_t size : bytes) {
-    const int64_t n = std::max<int64_t>(size / 4, int64_t{16} * devices);
-    // Each device's own parameters, accumulator and gradients; one shared copy of the first
-    // two.
-    std::vector<AlignedBuffer> params, state, grads;
-    for (int d = 0; d < devices; ++d) {
-      params.emplace_back(n);
-      state.emplace_back(n);
-      grads.emplace_back(n);
-      std::fill(params[d].data(), params[d].data() + n, 0.5f);
-      std::fill(state[d].data(), state[d].data() + n, 0.f);
-    }
-    AlignedBuffer shared(n), shared_state(n);
-    std::fill(shared.data(), shared.data() + n, 0.5f);
-    std::fill(shared_state.data(), shared_state.data() + n, 0.f);
-    std::vector<double> each(devices), sinks(devices);
-    // Backward's gradients, then forward's read of the parameters: a float of every line.
-    const auto prepare = [&](int d, const float* read, float value) {
-      std::fill(grads[d].data(), grads[d].data() + n, value);
-      double sum = 0;
-      for (int64_t i = 0; i < n; i += 16) sum += read[i];
-      sinks[d] += sum;
-    };
-    float value = 1e-4f;
-    int64_t iteration = 0;
-    // Device d's update of params[begin, end) with its gradients, timed into each[d].
-    const auto timed_update = [&](int d, float* w, float* s, int64_t begin, int64_t end) {
-      float* slots[] = {s};
-      const auto start = Clock::now();
-      kernel->update(w, grads[d].data(), slots, begin, end, iteration, 1e-3, threads, 0);
-      each[d] = seconds_since(start);
-    };
+    UpdateAtOnce update(group, size, threads);
     // A round: alone, own and shard.
     const auto round = [&](int) {
-      std::array<double, 3> t;
-      value = -value;
-      ++iteration;
-      group.run([&](int d) {
-        if (d != 0) return;
-        prepare(0, params[0].data(), value);
-        timed_update(0, params[0].data(), state[0].data(), 0, n);
-      });
-      t[0] = each[0];
-      group.run([&](int d) {
-        prepare(d, params[d].data(), value);
-        group.barrier().wait();
-        timed_update(d, params[d].data(), state[d].data(), 0, n);
-      });
-      t[1] = mean_of(each);
-      group.run([&](int d) {
-        prepare(d, shared.data(), value);
-        group.barrier().wait();
-        timed_update(d, shared.data(), shared_state.data(), n * d / devices, n * (d + 1) / devices);
-      });
-      t[2] = mean_of(each);
-      return t;
+      update.next_round();
+      const double alone = update.alone(), own = update.own();
+      return std::array<double, 3>{alone, own, update.shard()};
     };
     std::vector<double> alone, own, shard;
     for (const auto& t : in_quiet_windows(group, std::max(repeats, 1), round, window)) {
@@ -89,11 +115,9 @@ std::vector<UpdateContention> update_contention(const std::vector<int64_t>& byte
       own.push_back(t[1]);
       shard.push_back(t[2]);
     }
-    double read = 0;
-    for (const double v : sinks) read += v;
-    if (!std::isfinite(read)) throw Error("update_contention: the parameters read back non-finite");
+    update.check_finite();
     const double a = median_of(alone);
-    out.push_back({4 * n, median_of(own) / a, median_of(shard) * devices / a});
+    out.push_back({4 * update.floats(), median_of(own) / a, median_of(shard) * devices / a});
   }
   return out;
 }

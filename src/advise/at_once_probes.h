@@ -4,11 +4,46 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "advise/hardware_profile.h"
+#include "core/aligned_buffer.h"
+#include "optim/optimizer_kernel.h"
+#include "parallel/device_group.h"
 
 namespace tandem::detail {
+
+// The optimizer's update at one size on `group`'s devices (2 or more; RMSprop's kernel,
+// `threads` threads per device), as update_contention times it: before each timed update every
+// device writes its gradients and reads the parameters it will update (as backward and forward
+// leave them). One round: next_round(), then any of alone(), own(), shard(), in that order.
+class UpdateAtOnce {
+ public:
+  UpdateAtOnce(DeviceGroup& group, int64_t bytes, int threads);
+  void next_round();  // the gradients' sign and the update's iteration move on
+  double alone();     // device 0 updates one whole buffer: seconds
+  double own();       // every device its whole own copy: the devices' mean
+  double shard();     // every device reads one shared buffer whole, then updates its 1/n
+  int64_t floats() const { return n_; }
+  // Throws unless what the rounds read stayed finite (they ran, and ran right).
+  void check_finite() const;
+
+ private:
+  void prepare(int d, const float* read);
+  void timed_update(int d, float* w, float* s, int64_t begin, int64_t end);
+
+  DeviceGroup& group_;
+  int devices_, threads_;
+  int64_t n_;
+  std::unique_ptr<OptimizerKernel> kernel_;
+  // Each device's own parameters, accumulator and gradients; one shared copy of the first two.
+  std::vector<AlignedBuffer> params_, state_, grads_;
+  AlignedBuffer shared_, shared_state_;
+  std::vector<double> each_, sinks_;
+  float value_ = 1e-4f;
+  int64_t iteration_ = 0;
+};
 
 // The optimizer's update (RMSprop's kernel, `threads` threads per device) on a DeviceGroup of
 // `devices` (2 or more) devices at once against device 0 alone, for parameters of each of
