@@ -85,10 +85,11 @@ DeviceProbes probe_devices(int devices, int threads, int64_t probe_bytes, std::o
     p.exchange = deterministic_exchange(sizes, devices, p.exchange_shards, 15);
   }
   // The host strategy's weight copy and gradient sum on every device at once, at parameter
-  // sizes up to the core's private cache (host_exchange_sizes).
+  // sizes up to the core's private cache or, beyond it, the shared cache (host_exchange_sizes).
   p.private_cache = private_cache_bytes();
   if (devices > 1) {
-    p.host = host_exchange(host_exchange_sizes(p.private_cache), devices, threads, 15);
+    p.host = host_exchange(host_exchange_sizes(p.private_cache, p.shared_cache, devices), devices,
+                           threads, 15);
   }
   // The all-reduce reducer's exchange of one bucket on every device at once, at bucket sizes
   // from 4 KiB to 64 MiB (allreduce_sizes).
@@ -211,11 +212,13 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
         "thread{} at once, each reading its weights and writing its gradients, then summing its "
         "1/{} of the {} gradient buffers (tree_sum) and updating the host's weights there "
         "(RMSprop), then, in the next run, copying the host's whole weights; the devices' mean, "
-        "medians of 15 rounds, at parameter sizes up to the core's private cache ({}). Not used "
-        "by the model yet. Microseconds per weight copy/gradient sum by parameter bytes: {}",
+        "medians of 15 rounds, at parameter sizes up to the core's private cache ({}) or the "
+        "largest whose {} buffers fit the shared cache ({}), at most 16 MiB. Not used by the "
+        "model yet. Microseconds per weight copy/gradient sum by parameter bytes: {}",
         devices, p.threads, p.threads == 1 ? "" : "s", devices, devices,
-        p.private_cache > 0 ? fmt::format("{} bytes", p.private_cache)
-                            : std::string("unknown: up to 1 MiB"),
+        p.private_cache > 0 ? fmt::format("{} bytes", p.private_cache) : std::string("unknown"),
+        2 * devices + 3,
+        p.shared_cache > 0 ? fmt::format("{} bytes", p.shared_cache) : std::string("unknown"),
         host_words(p.host));
   }
   if (!p.allreduce.empty()) {

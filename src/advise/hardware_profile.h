@@ -108,20 +108,37 @@ struct StepsAtOnceSeconds {
 inline constexpr double kApartHandoff = 3.0;  // apart_handoff()'s default
 inline constexpr double kQuietSteal = 0.05;
 inline constexpr double kStealFloorSeconds = 0.015;
+// Before a disturbed unit is timed again, edges are read every kQuietPollSeconds until the
+// window between the last two is quiet, and the unit's window starts at the last
+// (window_check.h, quiet_units). Apart runs lasted up to 12 s in held_out_windows_zen4's
+// placement run; timed again at once, a unit fell in the same run, and three of that set's
+// refits in bench validate spent their whole budget so. kQuietWaitPolls polls at most per
+// probe (its ProbeWindow, over every call that records into it): a minute unless set
+// (quiet_wait_polls).
+inline constexpr double kQuietPollSeconds = 0.25;
+inline constexpr double kQuietWaitSeconds = 60;
 // How many times the fastest hand-off counts as apart, for the whole process (calibrate
 // --apart-handoff): kApartHandoff unless set, 1 or more.
 double apart_handoff();
 void set_apart_handoff(double times);
+// The polls a probe makes at most waiting for quiet windows, for the whole process (calibrate
+// and bench validate --quiet-wait SECONDS): kQuietWaitSeconds / kQuietPollSeconds unless set;
+// seconds from 0 (none: timed again at once) to an hour.
+int quiet_wait_polls();
+void set_quiet_wait(double seconds);
 
 // Where a probe of devices at once ran (window_check.h, in_quiet_windows): the units of work it
 // kept and those it timed again because the devices' cores were apart or the hypervisor took
 // their time; the kept units' slowest hand-off between the devices' cores (seconds one way) and
 // highest share of the CPUs' time stolen (Window::counted_steal); and the fastest hand-off the
 // process had measured on as many devices when the probe ended (the cores near). (Profiles
-// since 2026-12-07, evening; kept 0: not recorded.)
+// since 2026-12-07, evening; kept 0: not recorded.) And (profiles since 2026-12-07, night; 0
+// before) the polls it made waiting for a quiet window before timing a unit again
+// (window_check.h, kQuietPollSeconds apart).
 struct ProbeWindow {
   int kept = 0, redone = 0;
   double handoff = 0, steal = 0, best_handoff = 0;
+  int waits = 0;
 
   bool recorded() const { return kept > 0; }
   // A kept unit ran with the cores apart, or with its time stolen (window_check.h's
@@ -130,10 +147,10 @@ struct ProbeWindow {
   // In words, for the logs: "3 units, 1 timed again; hand-off 28 ns (fastest 25 ns), steal 0.0%".
   std::string words() const;
 };
-// As a profile holds one, under `window` ({kept, redone, handoff, steal, best_handoff}); and
-// read back, a ConfigError naming `where` and the field unless kept is a whole number >= 1,
-// redone one from 0 to kept, the hand-offs > 0 (the kept one no faster than the fastest) and
-// the steal a share from 0 to 1.
+// As a profile holds one, under `window` ({kept, redone, handoff, steal, best_handoff,
+// waits}); and read back, a ConfigError naming `where` and the field unless kept is a whole
+// number >= 1, redone one from 0 to kept, the hand-offs > 0 (the kept one no faster than the
+// fastest), the steal a share from 0 to 1, and waits (absent: 0) a whole number >= 0.
 nlohmann::json probe_window_json(const ProbeWindow& window);
 ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where);
 

@@ -2,6 +2,7 @@
 #include <fmt/ranges.h>
 
 #include <atomic>
+#include <cmath>
 
 #include "advise/hardware_profile.h"
 #include "advise/profile_fields.h"
@@ -11,6 +12,7 @@ namespace tandem::detail {
 namespace {
 
 std::atomic<double> apart_times{kApartHandoff};
+std::atomic<int> wait_polls{static_cast<int>(kQuietWaitSeconds / kQuietPollSeconds)};
 
 }  // namespace
 
@@ -26,6 +28,18 @@ void set_apart_handoff(double times) {
   apart_times.store(times);
 }
 
+int quiet_wait_polls() {
+  return wait_polls.load();
+}
+
+void set_quiet_wait(double seconds) {
+  if (!(seconds >= 0 && seconds <= 3600)) {
+    throw ConfigError("--quiet-wait: seconds from 0 to 3600 to wait for a quiet window, got " +
+                      std::to_string(seconds));
+  }
+  wait_polls.store(static_cast<int>(std::lround(seconds / kQuietPollSeconds)));
+}
+
 bool ProbeWindow::disturbed() const {
   return recorded() &&
          ((best_handoff > 0 && handoff > apart_handoff() * best_handoff) || steal > kQuietSteal);
@@ -33,10 +47,12 @@ bool ProbeWindow::disturbed() const {
 
 std::string ProbeWindow::words() const {
   if (!recorded()) return "not recorded";
+  const std::string waited =
+      waits > 0 ? fmt::format(" after {:.2f} s waiting for quiet", waits * kQuietPollSeconds) : "";
   return fmt::format(
-      "{} unit{}, {} timed again; hand-off {:.0f} ns (fastest {:.0f} ns), steal "
+      "{} unit{}, {} timed again{}; hand-off {:.0f} ns (fastest {:.0f} ns), steal "
       "{:.1f}%{}",
-      kept, kept == 1 ? "" : "s", redone, handoff * 1e9, best_handoff * 1e9, steal * 100,
+      kept, kept == 1 ? "" : "s", redone, waited, handoff * 1e9, best_handoff * 1e9, steal * 100,
       disturbed() ? ": the cores were apart or taken" : "");
 }
 
@@ -45,7 +61,8 @@ nlohmann::json probe_window_json(const ProbeWindow& w) {
           {"redone", w.redone},
           {"handoff", w.handoff},
           {"steal", w.steal},
-          {"best_handoff", w.best_handoff}};
+          {"best_handoff", w.best_handoff},
+          {"waits", w.waits}};
 }
 
 ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where) {
@@ -70,6 +87,13 @@ ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where)
   if (!j.contains("steal")) throw ConfigError(at + " needs 'steal', a share from 0 to 1");
   w.steal = non_negative_field(j, "steal", at, 0);
   if (w.steal > 1) throw ConfigError(at + ": 'steal' must be a share from 0 to 1");
+  if (j.contains("waits")) {
+    const nlohmann::json& v = j.at("waits");
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000000) {
+      throw ConfigError(at + ": 'waits' must be a whole number from 0, got " + v.dump());
+    }
+    w.waits = v.get<int>();
+  }
   return w;
 }
 

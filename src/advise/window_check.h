@@ -12,8 +12,10 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -71,14 +73,17 @@ int online_cpus();
 // after one unit is the edge before the next), and times a unit again while its window was
 // disturbed against the fastest hand-off so far (`fastest`, or a faster edge's); then, as the
 // fastest may have come after them, judges the kept units again against it and times those
-// disturbed again. `units` more at most in all (a probe takes at most twice its time). Returns
-// what each kept unit returned, in order, and in `window` the units kept and timed again, the
-// kept windows' slowest hand-off and highest counted steal (over `cpus` CPUs), and the fastest
-// hand-off at the end. A unit that runs again runs as it ran the first time (the caller's
-// buffers as the last unit left them).
-template <class Unit, class Edge>
-auto quiet_units(int units, Unit&& unit, Edge&& edge, int cpus, double fastest,
-                 ProbeWindow& window) {
+// disturbed again. `units` more at most in all (a probe takes at most twice its time). Before
+// each unit timed again, waits for a quiet window: `pause()`, then an edge, until the window
+// between the last two edges is not disturbed or the probe's polls (`window.waits`) reach
+// `wait_polls` (quiet_wait_polls(): kQuietWaitSeconds unless set). Returns what each kept unit
+// returned, in order, and in `window` the units kept and timed again, the polls, the kept windows'
+// slowest hand-off and highest counted steal (over `cpus` CPUs), and the fastest hand-off at the
+// end. A unit that runs again runs as it ran the first time (the caller's buffers as the last unit
+// left them).
+template <class Unit, class Edge, class Pause>
+auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, double fastest,
+                 ProbeWindow& window, int wait_polls = quiet_wait_polls()) {
   using Kept = decltype(unit(0));
   const auto read = [&] {
     const WindowEdge e = edge();
@@ -94,12 +99,24 @@ auto quiet_units(int units, Unit&& unit, Edge&& edge, int cpus, double fastest,
     before = after;
     return std::pair<Kept, Window>(std::move(value), w);
   };
+  // Polls until the window between the last two edges is quiet, or the probe's polls are spent.
+  const auto wait_quiet = [&] {
+    while (window.waits < wait_polls) {
+      pause();
+      ++window.waits;
+      const WindowEdge e = read();
+      const bool quiet = !window_between(before, e, cpus).disturbed(fastest);
+      before = e;
+      if (quiet) return;
+    }
+  };
   int again = units;
-  // Unit k's result, timed again while disturbed and the budget lasts.
+  // Unit k's result, timed again in a quiet window while disturbed and the budget lasts.
   const auto settle = [&](int k, std::pair<Kept, Window>& result) {
     while (result.second.disturbed(fastest) && again > 0) {
       --again;
       ++window.redone;
+      wait_quiet();
       result = timed(k);
     }
   };
@@ -120,13 +137,15 @@ auto quiet_units(int units, Unit&& unit, Edge&& edge, int cpus, double fastest,
   return kept;
 }
 
-// quiet_units with the edges of `group`'s devices' cores (window_edge), this machine's CPUs
-// and the fastest hand-off this process measured on as many devices.
+// quiet_units with the edges of `group`'s devices' cores (window_edge), kQuietPollSeconds of
+// sleep between polls, this machine's CPUs and the fastest hand-off this process measured on
+// as many devices.
 template <class Unit>
 auto in_quiet_windows(DeviceGroup& group, int units, Unit&& unit, ProbeWindow& window) {
   return quiet_units(
-      units, std::forward<Unit>(unit), [&] { return window_edge(group); }, online_cpus(),
-      best_handoff_seconds(group.plan().devices), window);
+      units, std::forward<Unit>(unit), [&] { return window_edge(group); },
+      [] { std::this_thread::sleep_for(std::chrono::duration<double>(kQuietPollSeconds)); },
+      online_cpus(), best_handoff_seconds(group.plan().devices), window);
 }
 
 }  // namespace tandem::detail

@@ -66,13 +66,15 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
   cmd->add_flag("--allow-disturbed", o.allow_disturbed,
                 "Write the profile even where a probe of devices at once kept timings taken with "
                 "the devices' cores apart or their time taken by the hypervisor (each probe "
-                "times such a round again, up to its number of rounds; the profile records "
-                "where each ran); without it calibrate then fails and writes nothing");
+                "times such a round again in a quiet window, up to its number of rounds; the "
+                "profile records where each ran); without it calibrate then fails and writes "
+                "nothing");
   cmd->add_option("--apart-handoff", o.apart_handoff,
                   "A probe's devices' cores count as apart (its round timed again) when a "
                   "hand-off between them takes over this many times the fastest measured")
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
+  add_quiet_wait_option(*cmd, o.quiet_wait);
   return cmd;
 }
 
@@ -109,6 +111,7 @@ int run_calibrate(const CalibrateOptions& o) {
   plan.repeats = o.repeats;
   detail::check_plan(plan);
   detail::set_apart_handoff(o.apart_handoff);
+  detail::set_quiet_wait(o.quiet_wait);
   // Under mpirun every rank measures the link between them; rank 0 writes the profile.
   detail::World* world = detail::current_world();
   const bool writer = world == nullptr || world->rank() == 0;

@@ -36,6 +36,8 @@ struct CalibrateOptions {
   bool allow_disturbed = false;
   // A hand-off between the devices' cores over this many times the fastest counts as apart.
   double apart_handoff = 3.0;
+  // Seconds a probe waits at most, over all its rounds, for quiet windows to time a round again.
+  double quiet_wait = 60;
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);

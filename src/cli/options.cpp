@@ -109,6 +109,16 @@ void add_timing_options(CLI::App& command, int& steps, int& repeats) {
       ->capture_default_str();
 }
 
+void add_quiet_wait_option(CLI::App& command, double& seconds) {
+  command
+      .add_option("--quiet-wait", seconds,
+                  "Seconds a probe of devices at once waits at most, over all its rounds, for a "
+                  "quiet window (the devices' cores near, little time stolen) before it times a "
+                  "disturbed round again; 0 times it again at once")
+      ->check(CLI::Range(0.0, 3600.0))
+      ->capture_default_str();
+}
+
 void add_model_shape_options(CLI::App& command, ModelShapeOptions& options, bool model_option) {
   command
       .add_option("--layers", options.layers,

@@ -151,6 +151,7 @@ CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& o) {
   cmd->add_option("--json", o.json_path,
                   "Write the profile, measurements and predictions as JSON to PATH")
       ->type_name("PATH");
+  add_quiet_wait_option(*cmd, o.quiet_wait);
   return cmd;
 }
 
@@ -165,6 +166,7 @@ int run_validate(const ValidateOptions& o) {
                       " has no device.threads: validation measures CPU devices, so it needs "
                       "a profile from tandem calibrate");
   }
+  detail::set_quiet_wait(o.quiet_wait);
   detail::World* world = detail::current_world();
   const ValidationPlan plan = plan_validation(o, hw, world);
   const ValidationMeasurements measured = measure_validation(plan, o, hw, world);

@@ -28,6 +28,8 @@ struct ValidateOptions {
   // the all-reduce reducer on N devices, or R ranks (none: the default only).
   std::string bucket_mb = "none";
   std::string json_path;
+  // Seconds a refit's probe of devices at once waits at most for quiet windows.
+  double quiet_wait = 60;
   // Committed runs (--json of earlier validations): their measurements against this build's
   // predictions, each from its own profile or --hardware; nothing is measured. Several runs
   // of the same configurations: a configuration misses when it misses in more than half.

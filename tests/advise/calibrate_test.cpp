@@ -32,7 +32,9 @@ using nlohmann::json;
 // a step runs them), the whole GEMMs the same for every count, the steps at once with where
 // they ran; with no count of 2 or more there are no shards to time.
 TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
+  set_quiet_wait(1);  // 4 devices on a loaded test machine: four polls at most, not a minute
   const auto timed = weight_grad_gemm_seconds({64, 48, 10}, {8, 4, 8}, {4, 1, 2, 4}, 1, 1);
+  set_quiet_wait(kQuietWaitSeconds);
   ASSERT_EQ(timed.size(), 2u);
   EXPECT_EQ(timed[0].devices, 2);
   EXPECT_EQ(timed[1].devices, 4);
@@ -79,14 +81,19 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
 
 // The update on several devices at once: one entry per size asked, ascending, in whole
 // floats, both ratios positive and finite (a broken timer would give 0 or inf); where its
-// rounds ran: each of the 3 rounds of both sizes kept, at most as many timed again, the
-// hand-offs measured; fewer than 2 devices have nothing to contend with and are refused.
+// rounds ran: each of the 3 rounds of both sizes kept, at most as many timed again, each after
+// a wait for quiet, the hand-offs measured; fewer than 2 devices have nothing to contend with and
+// are refused.
 TEST(Calibrate, UpdateContentionIsMeasuredAtEachSize) {
   ProbeWindow window;
+  set_quiet_wait(1);  // a loaded test machine: four polls at most, not a minute
   const auto contention = update_contention({4096, 65539}, 2, 1, 3, window);
+  set_quiet_wait(kQuietWaitSeconds);
   EXPECT_EQ(window.kept, 6);
-  EXPECT_GE(window.redone, 0);
   EXPECT_LE(window.redone, 6);
+  // A round timed again waited for a quiet window first (at least one poll), and only then.
+  EXPECT_EQ(window.redone > 0, window.waits > 0) << window.words();
+  EXPECT_LE(window.waits, quiet_wait_polls());
   EXPECT_GT(window.best_handoff, 0);
   EXPECT_GE(window.handoff, window.best_handoff);
   ASSERT_EQ(contention.size(), 2u);
@@ -193,9 +200,10 @@ TEST(Calibrate, TheAllreduceIsMeasuredAtEachBucketSize) {
   EXPECT_EQ(allreduce_sizes(1000).back(), int64_t{64} << 20);
 }
 
-// The host's copies are timed from 64 KiB up to the core's private cache, that size included
-// (whole pages); up to 1 MiB where the cache is unknown, never over 16 MiB.
-TEST(Calibrate, TheHostsCopiesAreTimedUpToTheCoresCache) {
+// The host's copies are timed from 64 KiB up to the core's private cache or, where larger, the
+// largest size whose buffers fit the shared cache, that size included (whole pages); up to
+// 1 MiB where both caches are unknown, never over 16 MiB.
+TEST(Calibrate, TheHostsCopiesAreTimedUpToTheCoresOrTheSharedCache) {
   const int64_t KiB = 1024, MiB = KiB * KiB;
   const std::vector<int64_t> to_2mib = {64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, MiB, 2 * MiB};
   EXPECT_EQ(host_exchange_sizes(2 * MiB), to_2mib);
@@ -209,6 +217,20 @@ TEST(Calibrate, TheHostsCopiesAreTimedUpToTheCoresCache) {
   // A cache under 64 KiB still times 64 KiB; a huge one stops at 16 MiB.
   EXPECT_EQ(host_exchange_sizes(32 * KiB), std::vector<int64_t>{64 * KiB});
   EXPECT_EQ(host_exchange_sizes(int64_t{1} << 30).back(), 16 * MiB);
+  // Beyond the private cache, up to the largest whose 2 x devices + 3 buffers fit the shared
+  // cache: the Zen 4's 1 MiB L2 and 32 MiB L3, 2 devices: 7 buffers of 4.57 MiB, whole pages.
+  const std::vector<int64_t> zen4 = host_exchange_sizes(MiB, 32 * MiB, 2);
+  std::vector<int64_t> to_4mib(to_2mib);
+  to_4mib.push_back(4 * MiB);
+  to_4mib.push_back(32 * MiB / 7 / 4096 * 4096);
+  EXPECT_EQ(zen4, to_4mib);
+  // 4 devices: 11 buffers of 2.9 MiB; a shared cache smaller than the private one's share
+  // leaves the private cache's sizes; only a shared cache known: up to its share.
+  EXPECT_EQ(host_exchange_sizes(MiB, 32 * MiB, 4).back(), 32 * MiB / 11 / 4096 * 4096);
+  EXPECT_EQ(host_exchange_sizes(2 * MiB, 7 * MiB, 2), to_2mib);
+  EXPECT_EQ(host_exchange_sizes(0, 14 * MiB, 2), to_2mib);
+  // The Xeon's 480 MiB: 16 MiB at most.
+  EXPECT_EQ(host_exchange_sizes(2 * MiB, 480 * MiB, 2).back(), 16 * MiB);
 }
 
 // A probe's sizes: the doublings of the smallest within the largest, then the largest where

@@ -281,6 +281,7 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
                 {"window", window}};
   steps["window"]["redone"] = 0;
   steps["window"]["handoff"] = 200e-9;
+  steps["window"]["waits"] = 12;
   j["device"]["dense_rates"] = {{{"widths", {784, 256, 10}},
                                  {"sustained_flops", 1e11},
                                  {"half_rows", 12},
@@ -296,6 +297,8 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
   const ProbeWindow& s = hw.device.dense_rates.at(0).weight_grad_gemms.at(0).at_once_window;
   EXPECT_EQ(s.kept, 7);
   EXPECT_EQ(s.redone, 0);
+  EXPECT_EQ(s.waits, 12);
+  EXPECT_EQ(u.waits, 0);       // profiles before the waits: none
   EXPECT_TRUE(s.disturbed());  // 200 ns, 8x the fastest
   // The profile's disturbed windows: the steps at once's only.
   ASSERT_EQ(disturbed_windows(hw).size(), 1u);
@@ -315,6 +318,8 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
       {[](json& w) { w.erase("steal"); }, "needs 'steal'"},
       {[](json& w) { w["steal"] = 1.5; }, "a share from 0 to 1"},
       {[](json& w) { w["steal"] = -0.1; }, "'steal'"},
+      {[](json& w) { w["waits"] = -1; }, "'waits' must be a whole number from 0"},
+      {[](json& w) { w["waits"] = 2.5; }, "'waits' must be a whole number from 0"},
   };
   expect_each_refused(dir, j, "/device/update_contention_window", "update_contention: window",
                       broken);

@@ -93,13 +93,17 @@ TEST(WindowCheck, AWindowIsDisturbedWhenTheCoresAreApartOrTaken) {
   EXPECT_EQ(window_between({25e-9, -1, at(0)}, {25e-9, 10, at(1)}, 2).steal, 0);
 }
 
-// Edges read in order from a script of hand-offs (steal not known), and the units' calls.
+// Edges read in order from a script of hand-offs (steal not known; past its end, its last),
+// the units' calls, and the pauses between polls.
 struct Script {
   std::vector<double> handoffs;
   size_t next = 0;
   std::vector<int> calls;
+  int pauses = 0;
 
-  WindowEdge edge() { return {handoffs.at(next++), -1, Clock::now()}; }
+  WindowEdge edge() {
+    return {handoffs.at(std::min(next++, handoffs.size() - 1)), -1, Clock::now()};
+  }
 };
 
 std::vector<int> run(Script& s, int units, ProbeWindow& window, double fastest = 0) {
@@ -110,7 +114,7 @@ std::vector<int> run(Script& s, int units, ProbeWindow& window, double fastest =
         s.calls.push_back(k);
         return 100 * k + call++;  // which call of which unit
       },
-      [&] { return s.edge(); }, 2, fastest, window);
+      [&] { return s.edge(); }, [&] { ++s.pauses; }, 2, fastest, window);
 }
 
 TEST(WindowCheck, UnitsInQuietWindowsAreKeptInOrder) {
@@ -119,37 +123,68 @@ TEST(WindowCheck, UnitsInQuietWindowsAreKeptInOrder) {
   EXPECT_EQ(run(s, 3, window), (std::vector<int>{0, 101, 202}));
   EXPECT_EQ(window.kept, 3);
   EXPECT_EQ(window.redone, 0);
+  EXPECT_EQ(window.waits, 0);
+  EXPECT_EQ(s.pauses, 0);
   EXPECT_DOUBLE_EQ(window.handoff, 30e-9);
   EXPECT_DOUBLE_EQ(window.best_handoff, 25e-9);
   EXPECT_FALSE(window.disturbed());
 }
 
-// An edge with the cores apart taints the windows on both sides of it: both units are timed
-// again, and what is kept is the units' later calls, in windows that were quiet.
+// A unit whose window had an edge with the cores apart is timed again once a poll's window is
+// quiet (two near edges): what is kept is its later call; the next unit's window starts at the
+// last poll, not at the apart edge.
 TEST(WindowCheck, AUnitWhoseCoresWereApartIsTimedAgain) {
-  Script s{{25e-9, 25e-9, 170e-9, 25e-9, 25e-9, 25e-9}};
+  Script s{{25e-9, 25e-9, 170e-9, 25e-9, 25e-9, 25e-9, 25e-9}};
   ProbeWindow window;
   const std::vector<int> kept = run(s, 3, window);
-  EXPECT_EQ(s.calls, (std::vector<int>{0, 1, 1, 1, 2}));
-  EXPECT_EQ(kept, (std::vector<int>{0, 103, 204}));
+  EXPECT_EQ(s.calls, (std::vector<int>{0, 1, 1, 2}));
+  EXPECT_EQ(kept, (std::vector<int>{0, 102, 203}));
   EXPECT_EQ(window.kept, 3);
-  EXPECT_EQ(window.redone, 2);
+  EXPECT_EQ(window.redone, 1);
+  EXPECT_EQ(window.waits, 2);  // [170, 25] apart, then [25, 25]
+  EXPECT_EQ(s.pauses, 2);
   EXPECT_DOUBLE_EQ(window.handoff, 25e-9);
   EXPECT_FALSE(window.disturbed());
   // The first edges apart, the fastest comes later: the first unit passes against the fastest
   // so far (itself), and is judged again, and timed again, once the faster one came.
-  Script late{{170e-9, 170e-9, 25e-9, 25e-9, 25e-9}};
+  Script late{{170e-9, 170e-9, 25e-9, 25e-9, 25e-9, 25e-9, 25e-9}};
   ProbeWindow first;
   EXPECT_EQ(run(late, 2, first), (std::vector<int>{3, 102}));
   EXPECT_EQ(late.calls, (std::vector<int>{0, 1, 1, 0}));
   EXPECT_EQ(first.redone, 2);
+  EXPECT_EQ(first.waits, 2);
   EXPECT_DOUBLE_EQ(first.handoff, 25e-9);
   EXPECT_DOUBLE_EQ(first.best_handoff, 25e-9);
   EXPECT_FALSE(first.disturbed());
 }
 
-// Apart for good: each unit timed again until the probe has spent as many again as it has
-// units, then the rest kept as they come, and the record says it was disturbed.
+// The cores apart for a while: the unit is not timed again until they are near again, so one
+// apart run costs one unit of the budget, however long it lasts.
+TEST(WindowCheck, AUnitIsTimedAgainOnlyOnceTheCoresAreNear) {
+  Script s{{25e-9, 170e-9, 170e-9, 170e-9, 180e-9, 25e-9, 25e-9, 25e-9}};
+  ProbeWindow window;
+  EXPECT_EQ(run(s, 1, window), (std::vector<int>{1}));
+  EXPECT_EQ(s.calls, (std::vector<int>{0, 0}));
+  EXPECT_EQ(window.redone, 1);
+  EXPECT_EQ(window.waits, 5);  // three apart, [180, 25] apart, [25, 25] quiet
+  EXPECT_EQ(s.pauses, 5);
+  EXPECT_FALSE(window.disturbed());
+  EXPECT_NE(window.words().find("after 1.25 s waiting for quiet"), std::string::npos)
+      << window.words();
+  // The polls are the probe's, over every call recording into its window: one left, then none.
+  Script more{{25e-9, 170e-9, 170e-9, 25e-9, 25e-9}};
+  ProbeWindow spent;
+  spent.waits = quiet_wait_polls() - 1;
+  run(more, 1, spent);
+  EXPECT_EQ(more.pauses, 1);
+  EXPECT_EQ(spent.waits, quiet_wait_polls());
+  EXPECT_EQ(more.calls, (std::vector<int>{0, 0}));
+  EXPECT_TRUE(spent.disturbed());  // timed again at [170, 170]
+}
+
+// Apart for good: the probe polls until its polls are spent, then times each unit again
+// until it has spent as many again as it has units, keeps the rest as they come, and the
+// record says it was disturbed.
 TEST(WindowCheck, APersistentlyDisturbedProbeStopsTimingAgainAndSaysSo) {
   Script s{std::vector<double>(20, 170e-9)};
   s.handoffs[0] = 25e-9;
@@ -159,6 +194,8 @@ TEST(WindowCheck, APersistentlyDisturbedProbeStopsTimingAgainAndSaysSo) {
   EXPECT_EQ(s.calls.size(), 6u);  // 3 units, 3 again
   EXPECT_EQ(window.kept, 3);
   EXPECT_EQ(window.redone, 3);
+  EXPECT_EQ(window.waits, quiet_wait_polls());
+  EXPECT_EQ(s.pauses, quiet_wait_polls());
   EXPECT_DOUBLE_EQ(window.handoff, 170e-9);
   EXPECT_TRUE(window.disturbed());
   EXPECT_NE(window.words().find("apart or taken"), std::string::npos) << window.words();
@@ -186,6 +223,30 @@ TEST(WindowCheck, TheApartFactorIsSetForTheProcess) {
     test::expect_error<ConfigError>([&] { set_apart_handoff(bad); }, {"--apart-handoff"});
   }
   EXPECT_EQ(apart_handoff(), kApartHandoff);
+}
+
+// How long a probe waits for quiet windows at most is one setting for the process too
+// (--quiet-wait): a minute of polls unless set; 0 times again at once.
+TEST(WindowCheck, TheWaitForQuietIsSetForTheProcess) {
+  EXPECT_EQ(quiet_wait_polls(), 240);
+  set_quiet_wait(1);
+  EXPECT_EQ(quiet_wait_polls(), 4);
+  Script s{{25e-9, 170e-9, 170e-9}};
+  ProbeWindow window;
+  run(s, 1, window);
+  EXPECT_EQ(s.pauses, 4);
+  set_quiet_wait(0);
+  Script at_once{{25e-9, 170e-9, 25e-9, 25e-9}};
+  ProbeWindow none;
+  EXPECT_EQ(run(at_once, 1, none), (std::vector<int>{1}));
+  EXPECT_EQ(at_once.pauses, 0);
+  EXPECT_EQ(none.redone, 1);  // [25, 170], then at once [170, 25]: apart again
+  EXPECT_TRUE(none.disturbed());
+  set_quiet_wait(kQuietWaitSeconds);
+  for (const double bad : {-1.0, 3601.0, std::nan("")}) {
+    test::expect_error<ConfigError>([&] { set_quiet_wait(bad); }, {"--quiet-wait"});
+  }
+  EXPECT_EQ(quiet_wait_polls(), 240);
 }
 
 // A profile's windows: each probe's recorded one, judged against the fastest hand-off of all

@@ -415,11 +415,12 @@ TEST_F(CliTest, AdviseExplainsTheSeedAndWritesJson) {
 
 // A calibration whose probes of devices at once kept rounds timed with the cores apart fails,
 // naming them, and writes nothing; --apart-handoff 1 counts every hand-off slower than the
-// fastest as apart, so every probe keeps such rounds. --allow-disturbed writes it, warning.
+// fastest as apart, so every probe keeps such rounds, after waiting --quiet-wait (0.5 s: two
+// polls) for a quiet window. --allow-disturbed writes it, warning.
 TEST_F(CliTest, CalibrateRefusesProbesTimedApart) {
   const std::string out = dir.file("apart.json");
   const std::string args =
-      " --apart-handoff 1 --layers 128 --rows 8,2048 --steps 1 --repeats 1 "
+      " --apart-handoff 1 --quiet-wait 0.5 --layers 128 --rows 8,2048 --steps 1 --repeats 1 "
       "--max-devices 2 --out '" +
       out + "'";
   const CliResult r = run_cli("calibrate" + args, dir);
@@ -431,14 +432,17 @@ TEST_F(CliTest, CalibrateRefusesProbesTimedApart) {
   const CliResult allowed = run_cli("calibrate --allow-disturbed" + args, dir);
   ASSERT_EQ(allowed.exit_code, 0) << allowed.err;
   EXPECT_THAT(allowed.out, HasSubstr("calibrate: warning: "));
-  EXPECT_TRUE(std::filesystem::exists(out));
+  ASSERT_TRUE(std::filesystem::exists(out));
+  const auto j = nlohmann::json::parse(read_file(out));
+  EXPECT_EQ(j.at("device").at("update_contention_window").at("waits"), 2);
+  EXPECT_THAT(allowed.out, HasSubstr("after 0.50 s waiting for quiet"));
 }
 
 // tandem calibrate: a profile from 1-device measurements only, every figure with its
 // source, that advise reads and says what a device is (--threads-per-device).
 TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   const std::string out = dir.file("machine.json");
-  const CliResult r = run_cli("calibrate --allow-disturbed --out '" + out +
+  const CliResult r = run_cli("calibrate --allow-disturbed --quiet-wait 0 --out '" + out +
                                   "' --layers 512,128 --rows 8,256,2048 --steps 2 --repeats 2 "
                                   "--conv-model mnist-convnet --conv-batch 8 --max-devices 2 "
                                   "--also-layers '256;64,64'",
@@ -502,11 +506,11 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
     EXPECT_GT(exchange[i].at("tree").get<double>(), 0);
   }
   // The host strategy's copies on the 2 devices at once, from 64 KiB up to this machine's
-  // private cache.
+  // private cache or its shared cache's share.
   EXPECT_EQ(j.at("device").at("host_exchange_devices"), 2);
   const auto& host = j.at("device").at("host_exchange");
-  const std::vector<int64_t> host_sizes =
-      tandem::detail::host_exchange_sizes(tandem::detail::private_cache_bytes());
+  const std::vector<int64_t> host_sizes = tandem::detail::host_exchange_sizes(
+      tandem::detail::private_cache_bytes(), tandem::detail::shared_cache_bytes(), 2);
   ASSERT_EQ(host.size(), host_sizes.size());
   for (size_t i = 0; i < host.size(); ++i) {
     EXPECT_EQ(host[i].at("bytes").get<int64_t>(), host_sizes[i]);
@@ -671,7 +675,7 @@ TEST_F(CliTest, CalibrateTimesTheShapesOfASavedConvnet) {
     Model(x, Dense(10, "softmax")(y)).save(net);
   }
   const std::string out = dir.file("p.json");
-  const CliResult r = run_cli("calibrate --allow-disturbed --out '" + out +
+  const CliResult r = run_cli("calibrate --allow-disturbed --quiet-wait 0 --out '" + out +
                                   "' --layers 128 --rows 8,2048 --steps 1 --repeats 1 "
                                   "--conv-model '" +
                                   net + "' --conv-batch 4",
@@ -701,7 +705,7 @@ TEST_F(CliTest, CalibrateTimesTheShapesOfASavedConvnet) {
             json({{"conv_layers", 2}, {"timed", 2}}));
   // A profile calibrated on a built-in model has not timed this one's shapes.
   const std::string builtin = dir.file("b.json");
-  ASSERT_EQ(run_cli("calibrate --allow-disturbed --out '" + builtin +
+  ASSERT_EQ(run_cli("calibrate --allow-disturbed --quiet-wait 0 --out '" + builtin +
                         "' --layers 128 --rows 8,2048 --steps 1 --repeats 1 --conv-model "
                         "mnist-convnet --conv-batch 4",
                     dir)
@@ -757,14 +761,14 @@ TEST_F(CliTest, BenchKernelsTimesTheKernelsInsideTheStep) {
 // 4.70 ms and 3.37 ms under ASan on a loaded machine, and the fit rightly refused them.
 TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
   const std::string profile = dir.file("machine.json");
-  ASSERT_EQ(run_cli("calibrate --allow-disturbed --out '" + profile +
+  ASSERT_EQ(run_cli("calibrate --allow-disturbed --quiet-wait 0 --out '" + profile +
                         "' --layers 512,128 --rows 8,256,2048 --steps 1 --repeats 1",
                     dir)
                 .exit_code,
             0);
   const std::string common = "bench validate --hardware '" + profile +
                              "' --models '512;128,128' --batches 64 --steps 1 --repeats 1 "
-                             "--calibration-rows 16,2048";
+                             "--calibration-rows 16,2048 --quiet-wait 0";
   // 0.05 MB buckets: 784-128-128-10 in two buckets instead of the default's one; 784-512-10's
   // layers are larger than both sizes, so its buckets do not change (predicted equal).
   const CliResult pass = run_cli(common +
@@ -1224,6 +1228,14 @@ const BadCommand kBadCommands[] = {
      {"tandem: error:", "zero.json: device_device", "'bandwidth' must be > 0"},
      2},
     {"CalibrateWithoutOut", "calibrate", {"tandem: error:", "--out"}, 2},
+    {"CalibrateNegativeQuietWait",
+     "calibrate --out {dir}/p.json --quiet-wait -1",
+     {"tandem: error:", "--quiet-wait"},
+     2},
+    {"ValidateQuietWaitOverAnHour",
+     "bench validate --hardware this-machine-cpu --quiet-wait 3601",
+     {"tandem: error:", "--quiet-wait"},
+     2},
     {"CalibrateOneRowCount",
      "calibrate --out {dir}/p.json --rows 64,64",
      {"tandem: error:", "--rows needs at least two different row counts"},

@@ -7,7 +7,7 @@
 # in tests/cli).
 source "$(dirname "$0")/common.sh"
 
-"${MPIRUN[@]}" -np 2 "$TANDEM" calibrate --allow-disturbed --out "$WORK/p.json" --layers 256 --rows 16,2048 \
+"${MPIRUN[@]}" -np 2 "$TANDEM" calibrate --allow-disturbed --quiet-wait 0 --out "$WORK/p.json" --layers 256 --rows 16,2048 \
   --steps 1 --repeats 1 > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "calibrate failed"; }
 expect_in "$WORK/out" "2 ranks: all-reduce link"
 [ "$(grep -c "wrote the profile" "$WORK/out")" -eq 1 ] || fail "not exactly one rank wrote"
@@ -28,7 +28,7 @@ expect_in "$WORK/out" "caches emptied first:"
 expect_in "$WORK/advise" "simulated as: MPI hierarchical (2 ranks"
 
 "${MPIRUN[@]}" -np 2 "$TANDEM" bench validate --hardware "$WORK/p.json" --models 256 \
-  --batches 64 --steps 1 --repeats 1 --calibration-rows 16,2048 --speedup-tolerance 1e9 --step-tolerance 1e9 \
+  --batches 64 --steps 1 --repeats 1 --calibration-rows 16,2048 --quiet-wait 0 --speedup-tolerance 1e9 --step-tolerance 1e9 \
   --bucket-mb 0.5 --json "$WORK/v.json" > "$WORK/out" 2> "$WORK/err" || { cat "$WORK/err"; fail "validate failed"; }
 expect_in "$WORK/out" "2 ranks bf16"
 expect_in "$WORK/out" "2 ranks 0.5 MB buckets"
@@ -54,7 +54,7 @@ PY
   --step-tolerance 1e9 > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "recompute failed"; }
 expect_in "$WORK/out" "2 ranks deterministic"
 # Without the link between ranks a profile cannot predict them.
-"${MPIRUN[@]}" -np 2 "$TANDEM" calibrate --allow-disturbed --out "$WORK/one.json" --layers 256 --rows 16,2048 \
+"${MPIRUN[@]}" -np 2 "$TANDEM" calibrate --allow-disturbed --quiet-wait 0 --out "$WORK/one.json" --layers 256 --rows 16,2048 \
   --steps 1 --repeats 1 > /dev/null 2>&1 || fail "calibrate failed"
 python3 -c "import json,sys; p=json.load(open(sys.argv[1])); del p['rank_rank']; json.dump(p, open(sys.argv[1], 'w'))" "$WORK/one.json"
 status=0
