@@ -212,11 +212,13 @@ void add_device_probes(const DeviceProbes& p, json& profile, json& sources) {
         "thread{} at once, each reading its weights and writing its gradients, then summing its "
         "1/{} of the {} gradient buffers (tree_sum) and updating the host's weights there "
         "(RMSprop), then, in the next run, copying the host's whole weights; the devices' mean, "
-        "medians of 15 rounds, at parameter sizes up to the core's private cache ({}) or the "
-        "largest whose {} buffers fit the shared cache ({}), at most 16 MiB. Not used by the "
-        "model yet. Microseconds per weight copy/gradient sum by parameter bytes: {}",
+        "medians of 15 rounds, at parameter sizes from 64 KiB up to the larger of the core's "
+        "private cache ({}) and the largest size whose {} buffers fit the shared cache ({}), at "
+        "most 16 MiB. Not used by the model yet. Microseconds per weight copy/gradient sum by "
+        "parameter bytes: {}",
         devices, p.threads, p.threads == 1 ? "" : "s", devices, devices,
-        p.private_cache > 0 ? fmt::format("{} bytes", p.private_cache) : std::string("unknown"),
+        p.private_cache > 0 ? fmt::format("{} bytes", p.private_cache)
+                            : std::string("unknown: 1 MiB"),
         2 * devices + 3,
         p.shared_cache > 0 ? fmt::format("{} bytes", p.shared_cache) : std::string("unknown"),
         host_words(p.host));

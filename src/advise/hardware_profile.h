@@ -112,9 +112,9 @@ inline constexpr double kStealFloorSeconds = 0.015;
 // window between the last two is quiet, and the unit's window starts at the last
 // (window_check.h, quiet_units). Apart runs lasted up to 12 s in held_out_windows_zen4's
 // placement run; timed again at once, a unit fell in the same run, and three of that set's
-// refits in bench validate spent their whole budget so. kQuietWaitPolls polls at most per
-// probe (its ProbeWindow, over every call that records into it): a minute unless set
-// (quiet_wait_polls).
+// refits in bench validate spent their whole budget so. kQuietWaitSeconds / kQuietPollSeconds
+// polls at most per probe (its ProbeWindow, over every call that records into it), a minute,
+// unless set (quiet_wait_polls); once spent, a unit is timed again at once.
 inline constexpr double kQuietPollSeconds = 0.25;
 inline constexpr double kQuietWaitSeconds = 60;
 // How many times the fastest hand-off counts as apart, for the whole process (calibrate
@@ -123,7 +123,7 @@ double apart_handoff();
 void set_apart_handoff(double times);
 // The polls a probe makes at most waiting for quiet windows, for the whole process (calibrate
 // and bench validate --quiet-wait SECONDS): kQuietWaitSeconds / kQuietPollSeconds unless set;
-// seconds from 0 (none: timed again at once) to an hour.
+// seconds from 0 (none: timed again at once) to an hour, the whole polls within them.
 int quiet_wait_polls();
 void set_quiet_wait(double seconds);
 
@@ -144,13 +144,15 @@ struct ProbeWindow {
   // A kept unit ran with the cores apart, or with its time stolen (window_check.h's
   // thresholds).
   bool disturbed() const;
-  // In words, for the logs: "3 units, 1 timed again; hand-off 28 ns (fastest 25 ns), steal 0.0%".
+  // In words, for the logs: "3 units, 1 timed again after 0.50 s waiting for quiet; hand-off
+  // 28 ns (fastest 25 ns), steal 0.0%" (no wait: "3 units, 0 timed again; ...").
   std::string words() const;
 };
 // As a profile holds one, under `window` ({kept, redone, handoff, steal, best_handoff,
 // waits}); and read back, a ConfigError naming `where` and the field unless kept is a whole
 // number >= 1, redone one from 0 to kept, the hand-offs > 0 (the kept one no faster than the
-// fastest), the steal a share from 0 to 1, and waits (absent: 0) a whole number >= 0.
+// fastest), the steal a share from 0 to 1, and waits (absent: 0) a whole number >= 0, 0 where
+// redone is.
 nlohmann::json probe_window_json(const ProbeWindow& window);
 ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where);
 
@@ -326,9 +328,10 @@ struct DeviceProfile {
   std::vector<ExchangeSeconds> deterministic_exchange;
   int deterministic_exchange_devices = 0, deterministic_exchange_shards = 0;
   // The host strategy's weight copy and gradient sum on host_exchange_devices devices at once,
-  // at parameter sizes up to the core's private cache, ascending in bytes (profiles since
-  // 2026-12-06; empty: not measured). Kept as measured, unused: host_copies takes the rates of
-  // the warm probes or of memory, whose overstated copies cancel an understated rest of the
+  // at parameter sizes up to the core's private cache (profiles since 2026-12-07, night: or,
+  // where larger, the shared cache's share, host_exchange_sizes), ascending in bytes (profiles
+  // since 2026-12-06; empty: not measured). Kept as measured, unused: host_copies takes the rates
+  // of the warm probes or of memory, whose overstated copies cancel an understated rest of the
   // small model's host step (docs/SCALING.md, "The host's copies timed at once").
   std::vector<HostExchangeSeconds> host_exchange;
   int host_exchange_devices = 0;

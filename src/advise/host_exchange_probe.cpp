@@ -87,9 +87,9 @@ std::vector<HostExchangeSeconds> host_exchange(const std::vector<int64_t>& bytes
 
 std::vector<int64_t> host_exchange_sizes(int64_t private_cache, int64_t shared_cache, int devices) {
   const int64_t smallest = int64_t{64} << 10;
-  const int64_t shared_fits = shared_cache / (2 * int64_t{std::max(devices, 1)} + 3);
-  const int64_t fits = private_cache > 0 || shared_cache > 0 ? std::max(private_cache, shared_fits)
-                                                             : int64_t{1} << 20;
+  const int64_t shared_fits =
+      std::max<int64_t>(shared_cache, 0) / (2 * int64_t{std::max(devices, 1)} + 3);
+  const int64_t fits = std::max(private_cache > 0 ? private_cache : int64_t{1} << 20, shared_fits);
   // Whole 4 KiB pages, within [64 KiB, 16 MiB].
   return doubling_sizes(smallest, std::clamp(fits / 4096 * 4096, smallest, int64_t{16} << 20));
 }

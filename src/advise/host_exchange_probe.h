@@ -23,15 +23,14 @@ std::vector<HostExchangeSeconds> host_exchange(const std::vector<int64_t>& bytes
                                                int threads, int repeats);
 
 // The parameter sizes calibrate times host_exchange at for `devices` devices: powers of two from
-// 64 KiB up to the larger of the core's private cache (`private_cache` bytes) and the largest
-// size whose buffers fit the shared cache (`shared_cache` bytes: the host's weights, summed
-// gradients and RMSprop accumulator and every device's weights and gradients, 2 x devices + 3
-// buffers), in whole 4 KiB pages, and that size itself; up to 1 MiB where both caches are
-// unknown (0), never over 16 MiB. Ascending. A model between the two caches (784-256-256-10's
+// 64 KiB up to the larger of the core's private cache (`private_cache` bytes; 1 MiB where
+// unknown, 0) and the largest size whose buffers fit the shared cache (`shared_cache` bytes,
+// 0 where unknown: the host's weights, summed gradients and RMSprop accumulator and every
+// device's weights and gradients, 2 x devices + 3 buffers), in whole 4 KiB pages, and that
+// size itself; never over 16 MiB. Ascending. A model between the two caches (784-256-256-10's
 // 1.08 MB on the Zen 4's 1 MiB L2 and 32 MiB L3) is copied in the shared cache, which the
-// private cache's sizes left untimed (measured, not used by the model: docs/SCALING.md, "The
-// host's copies up to the shared cache").
-std::vector<int64_t> host_exchange_sizes(int64_t private_cache, int64_t shared_cache = 0,
-                                         int devices = 2);
+// private cache's sizes left untimed (measured, not used by the model: docs/SCALING.md, "Quiet
+// windows, and the host's copies up to the shared cache").
+std::vector<int64_t> host_exchange_sizes(int64_t private_cache, int64_t shared_cache, int devices);
 
 }  // namespace tandem::detail

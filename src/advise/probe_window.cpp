@@ -37,7 +37,8 @@ void set_quiet_wait(double seconds) {
     throw ConfigError("--quiet-wait: seconds from 0 to 3600 to wait for a quiet window, got " +
                       std::to_string(seconds));
   }
-  wait_polls.store(static_cast<int>(std::lround(seconds / kQuietPollSeconds)));
+  // Whole polls within the seconds: a wait never longer than asked.
+  wait_polls.store(static_cast<int>(std::floor(seconds / kQuietPollSeconds)));
 }
 
 bool ProbeWindow::disturbed() const {
@@ -68,7 +69,9 @@ nlohmann::json probe_window_json(const ProbeWindow& w) {
 ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where) {
   const std::string at = where + ": window";
   if (!j.is_object()) {
-    throw ConfigError(at + " must be an object of kept, redone, handoff, steal and best_handoff");
+    throw ConfigError(at +
+                      " must be an object of kept, redone, handoff, steal, best_handoff and "
+                      "(optional) waits");
   }
   ProbeWindow w;
   check_whole_number(j, "kept", at, 1e9, true);
@@ -93,6 +96,10 @@ ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where)
       throw ConfigError(at + ": 'waits' must be a whole number from 0, got " + v.dump());
     }
     w.waits = v.get<int>();
+    if (w.waits > 0 && w.redone == 0) {
+      throw ConfigError(at + ": 'waits' " + std::to_string(w.waits) +
+                        " with 'redone' 0: a probe waits only before timing a unit again");
+    }
   }
   return w;
 }

@@ -72,11 +72,13 @@ int online_cpus();
 // Runs unit(0), unit(1), ... unit(units - 1), each between two edges read by `edge()` (the edge
 // after one unit is the edge before the next), and times a unit again while its window was
 // disturbed against the fastest hand-off so far (`fastest`, or a faster edge's); then, as the
-// fastest may have come after them, judges the kept units again against it and times those
-// disturbed again. `units` more at most in all (a probe takes at most twice its time). Before
-// each unit timed again, waits for a quiet window: `pause()`, then an edge, until the window
-// between the last two edges is not disturbed or the probe's polls (`window.waits`) reach
-// `wait_polls` (quiet_wait_polls(): kQuietWaitSeconds unless set). Returns what each kept unit
+// fastest may have come after them (or during those timed again), judges the kept units again
+// against it, and times those disturbed again, until none is or the budget is spent. `units`
+// more at most in all (a probe takes at most twice its time, and its polls). Before each unit
+// timed again, waits for a quiet window: `pause()`, then an edge, until the window between the
+// last two edges is not disturbed or the probe's polls (`window.waits`) reach `wait_polls`
+// (quiet_wait_polls(): kQuietWaitSeconds / kQuietPollSeconds unless set); once they have, a
+// unit is timed again at once. Returns what each kept unit
 // returned, in order, and in `window` the units kept and timed again, the polls, the kept windows'
 // slowest hand-off and highest counted steal (over `cpus` CPUs), and the fastest hand-off at the
 // end. A unit that runs again runs as it ran the first time (the caller's buffers as the last unit
@@ -125,7 +127,16 @@ auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, d
     results.push_back(timed(k));
     settle(k, results.back());
   }
-  for (int k = 0; k < units && again > 0; ++k) settle(k, results[k]);
+  // Judged again until a pass finds every kept unit quiet against the fastest so far (a unit
+  // timed again, or its polls, may bring a faster one) or the budget is spent.
+  for (bool again_judged = true; again_judged && again > 0;) {
+    again_judged = false;
+    for (int k = 0; k < units && again > 0; ++k) {
+      if (!results[k].second.disturbed(fastest)) continue;
+      settle(k, results[k]);
+      again_judged = true;
+    }
+  }
   std::vector<Kept> kept;
   for (auto& [value, w] : results) {
     window.kept += 1;

@@ -66,9 +66,9 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
   cmd->add_flag("--allow-disturbed", o.allow_disturbed,
                 "Write the profile even where a probe of devices at once kept timings taken with "
                 "the devices' cores apart or their time taken by the hypervisor (each probe "
-                "times such a round again in a quiet window, up to its number of rounds; the "
-                "profile records where each ran); without it calibrate then fails and writes "
-                "nothing");
+                "times such a round again, up to its number of rounds, after waiting up to "
+                "--quiet-wait for a quiet window; the profile records where each ran); without "
+                "it calibrate then fails and writes nothing");
   cmd->add_option("--apart-handoff", o.apart_handoff,
                   "A probe's devices' cores count as apart (its round timed again) when a "
                   "hand-off between them takes over this many times the fastest measured")

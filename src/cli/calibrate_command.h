@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "advise/hardware_profile.h"
 #include "cli/options.h"
 
 namespace tandem::cli {
@@ -37,7 +38,7 @@ struct CalibrateOptions {
   // A hand-off between the devices' cores over this many times the fastest counts as apart.
   double apart_handoff = 3.0;
   // Seconds a probe waits at most, over all its rounds, for quiet windows to time a round again.
-  double quiet_wait = 60;
+  double quiet_wait = detail::kQuietWaitSeconds;
 };
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& options);

@@ -113,8 +113,9 @@ void add_quiet_wait_option(CLI::App& command, double& seconds) {
   command
       .add_option("--quiet-wait", seconds,
                   "Seconds a probe of devices at once waits at most, over all its rounds, for a "
-                  "quiet window (the devices' cores near, little time stolen) before it times a "
-                  "disturbed round again; 0 times it again at once")
+                  "quiet window (the devices' cores near, little of their time stolen by the "
+                  "hypervisor) before it times a disturbed round again, polling every 0.25 s; "
+                  "once spent, or with 0, it times the round again at once")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
 }

@@ -61,8 +61,8 @@ void add_model_shape_options(CLI::App& command, ModelShapeOptions& options,
 void add_timing_options(CLI::App& command, int& steps, int& repeats);
 
 // --quiet-wait SECONDS (calibrate, bench validate): how long a probe of devices at once waits
-// at most, over all its rounds, for the devices' cores to be near again before it times a
-// round again (0 to 3600; detail::set_quiet_wait).
+// at most, over all its rounds, for the devices' cores to be near again and little of their
+// time stolen before it times a round again (0 to 3600; detail::set_quiet_wait).
 void add_quiet_wait_option(CLI::App& command, double& seconds);
 
 // "4096,2048" -> {4096, 2048}. ConfigError naming the bad entry for an empty list, an

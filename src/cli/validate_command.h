@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "advise/hardware_profile.h"
+
 namespace tandem::cli {
 
 struct ValidateOptions {
@@ -29,7 +31,7 @@ struct ValidateOptions {
   std::string bucket_mb = "none";
   std::string json_path;
   // Seconds a refit's probe of devices at once waits at most for quiet windows.
-  double quiet_wait = 60;
+  double quiet_wait = detail::kQuietWaitSeconds;
   // Committed runs (--json of earlier validations): their measurements against this build's
   // predictions, each from its own profile or --hardware; nothing is measured. Several runs
   // of the same configurations: a configuration misses when it misses in more than half.

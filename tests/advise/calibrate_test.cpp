@@ -31,10 +31,18 @@ using nlohmann::json;
 // count of 2 or more (ascending, once each), every pass taking time (warm, caches emptied and as
 // a step runs them), the whole GEMMs the same for every count, the steps at once with where
 // they ran; with no count of 2 or more there are no shards to time.
+// Sets the process's wait for quiet windows for a scope (a probe on a loaded test machine
+// polls a second at most, not a minute), and puts the default back however the scope ends.
+struct QuietWaitFor {
+  explicit QuietWaitFor(double seconds) { set_quiet_wait(seconds); }
+  ~QuietWaitFor() { set_quiet_wait(kQuietWaitSeconds); }
+  QuietWaitFor(const QuietWaitFor&) = delete;
+  QuietWaitFor& operator=(const QuietWaitFor&) = delete;
+};
+
 TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
-  set_quiet_wait(1);  // 4 devices on a loaded test machine: four polls at most, not a minute
+  const QuietWaitFor second(1);  // four polls per probe, two probes (2 and 4 devices)
   const auto timed = weight_grad_gemm_seconds({64, 48, 10}, {8, 4, 8}, {4, 1, 2, 4}, 1, 1);
-  set_quiet_wait(kQuietWaitSeconds);
   ASSERT_EQ(timed.size(), 2u);
   EXPECT_EQ(timed[0].devices, 2);
   EXPECT_EQ(timed[1].devices, 4);
@@ -86,14 +94,14 @@ TEST(Calibrate, WeightGradGemmsAreTimedAtEachDistinctRowCount) {
 // are refused.
 TEST(Calibrate, UpdateContentionIsMeasuredAtEachSize) {
   ProbeWindow window;
-  set_quiet_wait(1);  // a loaded test machine: four polls at most, not a minute
+  const QuietWaitFor second(1);
   const auto contention = update_contention({4096, 65539}, 2, 1, 3, window);
-  set_quiet_wait(kQuietWaitSeconds);
   EXPECT_EQ(window.kept, 6);
   EXPECT_LE(window.redone, 6);
-  // A round timed again waited for a quiet window first (at least one poll), and only then.
+  // A round timed again waited for a quiet window first (at least one poll), and only then;
+  // four polls at most (a quiet machine times nothing again: both 0).
   EXPECT_EQ(window.redone > 0, window.waits > 0) << window.words();
-  EXPECT_LE(window.waits, quiet_wait_polls());
+  EXPECT_LE(window.waits, 4);
   EXPECT_GT(window.best_handoff, 0);
   EXPECT_GE(window.handoff, window.best_handoff);
   ASSERT_EQ(contention.size(), 2u);
@@ -200,23 +208,23 @@ TEST(Calibrate, TheAllreduceIsMeasuredAtEachBucketSize) {
   EXPECT_EQ(allreduce_sizes(1000).back(), int64_t{64} << 20);
 }
 
-// The host's copies are timed from 64 KiB up to the core's private cache or, where larger, the
-// largest size whose buffers fit the shared cache, that size included (whole pages); up to
-// 1 MiB where both caches are unknown, never over 16 MiB.
+// The host's copies are timed from 64 KiB up to the core's private cache (1 MiB where unknown)
+// or, where larger, the largest size whose buffers fit the shared cache, that size included
+// (whole pages); never over 16 MiB.
 TEST(Calibrate, TheHostsCopiesAreTimedUpToTheCoresOrTheSharedCache) {
   const int64_t KiB = 1024, MiB = KiB * KiB;
   const std::vector<int64_t> to_2mib = {64 * KiB, 128 * KiB, 256 * KiB, 512 * KiB, MiB, 2 * MiB};
-  EXPECT_EQ(host_exchange_sizes(2 * MiB), to_2mib);
-  EXPECT_EQ(host_exchange_sizes(0), std::vector<int64_t>(to_2mib.begin(), to_2mib.end() - 1));
+  EXPECT_EQ(host_exchange_sizes(2 * MiB, 0, 2), to_2mib);
+  EXPECT_EQ(host_exchange_sizes(0, 0, 2), std::vector<int64_t>(to_2mib.begin(), to_2mib.end() - 1));
   // Zen 4's 1 MiB; a 1.25 MiB L2 (some Intel cores) after the powers of two; not a whole page.
-  EXPECT_EQ(host_exchange_sizes(MiB).back(), MiB);
+  EXPECT_EQ(host_exchange_sizes(MiB, 0, 2).back(), MiB);
   std::vector<int64_t> odd(to_2mib.begin(), to_2mib.end() - 1);
   odd.push_back(MiB + 256 * KiB);
-  EXPECT_EQ(host_exchange_sizes(MiB + 256 * KiB), odd);
-  EXPECT_EQ(host_exchange_sizes(MiB + 4096 + 100).back(), MiB + 4096);
+  EXPECT_EQ(host_exchange_sizes(MiB + 256 * KiB, 0, 2), odd);
+  EXPECT_EQ(host_exchange_sizes(MiB + 4096 + 100, 0, 2).back(), MiB + 4096);
   // A cache under 64 KiB still times 64 KiB; a huge one stops at 16 MiB.
-  EXPECT_EQ(host_exchange_sizes(32 * KiB), std::vector<int64_t>{64 * KiB});
-  EXPECT_EQ(host_exchange_sizes(int64_t{1} << 30).back(), 16 * MiB);
+  EXPECT_EQ(host_exchange_sizes(32 * KiB, 0, 2), std::vector<int64_t>{64 * KiB});
+  EXPECT_EQ(host_exchange_sizes(int64_t{1} << 30, 0, 2).back(), 16 * MiB);
   // Beyond the private cache, up to the largest whose 2 x devices + 3 buffers fit the shared
   // cache: the Zen 4's 1 MiB L2 and 32 MiB L3, 2 devices: 7 buffers of 4.57 MiB, whole pages.
   const std::vector<int64_t> zen4 = host_exchange_sizes(MiB, 32 * MiB, 2);
@@ -224,11 +232,13 @@ TEST(Calibrate, TheHostsCopiesAreTimedUpToTheCoresOrTheSharedCache) {
   to_4mib.push_back(4 * MiB);
   to_4mib.push_back(32 * MiB / 7 / 4096 * 4096);
   EXPECT_EQ(zen4, to_4mib);
-  // 4 devices: 11 buffers of 2.9 MiB; a shared cache smaller than the private one's share
-  // leaves the private cache's sizes; only a shared cache known: up to its share.
+  // 4 devices: 11 buffers of 2.9 MiB; a shared cache whose share is smaller than the private
+  // cache leaves the private cache's sizes; only a shared cache known: up to its share, or 1
+  // MiB where that is less.
   EXPECT_EQ(host_exchange_sizes(MiB, 32 * MiB, 4).back(), 32 * MiB / 11 / 4096 * 4096);
   EXPECT_EQ(host_exchange_sizes(2 * MiB, 7 * MiB, 2), to_2mib);
   EXPECT_EQ(host_exchange_sizes(0, 14 * MiB, 2), to_2mib);
+  EXPECT_EQ(host_exchange_sizes(0, 4 * MiB, 2).back(), MiB);
   // The Xeon's 480 MiB: 16 MiB at most.
   EXPECT_EQ(host_exchange_sizes(2 * MiB, 480 * MiB, 2).back(), 16 * MiB);
 }

@@ -261,8 +261,8 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
   json j = shipped_profile("this-machine-cpu");
   j["device"]["update_contention"] = {{{"bytes", 262144}, {"own", 1.05}, {"shard", 3.0}}};
   j["device"]["update_contention_devices"] = 2;
-  const json window = {
-      {"kept", 7}, {"redone", 2}, {"handoff", 40e-9}, {"steal", 0.01}, {"best_handoff", 25e-9}};
+  const json window = {{"kept", 7},     {"redone", 2},           {"handoff", 40e-9},
+                       {"steal", 0.01}, {"best_handoff", 25e-9}, {"waits", 12}};
   j["device"]["update_contention_window"] = window;
   const json times = {{"forward_alone", 1e-3},
                       {"backward_alone", 2e-3},
@@ -281,7 +281,7 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
                 {"window", window}};
   steps["window"]["redone"] = 0;
   steps["window"]["handoff"] = 200e-9;
-  steps["window"]["waits"] = 12;
+  steps["window"].erase("waits");  // as profiles before the waits
   j["device"]["dense_rates"] = {{{"widths", {784, 256, 10}},
                                  {"sustained_flops", 1e11},
                                  {"half_rows", 12},
@@ -297,8 +297,8 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
   const ProbeWindow& s = hw.device.dense_rates.at(0).weight_grad_gemms.at(0).at_once_window;
   EXPECT_EQ(s.kept, 7);
   EXPECT_EQ(s.redone, 0);
-  EXPECT_EQ(s.waits, 12);
-  EXPECT_EQ(u.waits, 0);       // profiles before the waits: none
+  EXPECT_EQ(u.waits, 12);
+  EXPECT_EQ(s.waits, 0);
   EXPECT_TRUE(s.disturbed());  // 200 ns, 8x the fastest
   // The profile's disturbed windows: the steps at once's only.
   ASSERT_EQ(disturbed_windows(hw).size(), 1u);
@@ -320,6 +320,12 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
       {[](json& w) { w["steal"] = -0.1; }, "'steal'"},
       {[](json& w) { w["waits"] = -1; }, "'waits' must be a whole number from 0"},
       {[](json& w) { w["waits"] = 2.5; }, "'waits' must be a whole number from 0"},
+      {[](json& w) { w["waits"] = 2000000000; }, "'waits' must be a whole number from 0"},
+      {[](json& w) {
+         w["redone"] = 0;
+         w["waits"] = 3;
+       },
+       "'waits' 3 with 'redone' 0"},
   };
   expect_each_refused(dir, j, "/device/update_contention_window", "update_contention: window",
                       broken);

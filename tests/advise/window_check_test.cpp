@@ -131,8 +131,8 @@ TEST(WindowCheck, UnitsInQuietWindowsAreKeptInOrder) {
 }
 
 // A unit whose window had an edge with the cores apart is timed again once a poll's window is
-// quiet (two near edges): what is kept is its later call; the next unit's window starts at the
-// last poll, not at the apart edge.
+// quiet (two near edges): what is kept is its later call, whose window starts at the last
+// poll; the next unit's window is not tainted by the apart edge either.
 TEST(WindowCheck, AUnitWhoseCoresWereApartIsTimedAgain) {
   Script s{{25e-9, 25e-9, 170e-9, 25e-9, 25e-9, 25e-9, 25e-9}};
   ProbeWindow window;
@@ -158,6 +158,24 @@ TEST(WindowCheck, AUnitWhoseCoresWereApartIsTimedAgain) {
   EXPECT_FALSE(first.disturbed());
 }
 
+// A unit timed again at the end may bring a faster hand-off, against which a unit the same
+// pass already found quiet is apart: the kept units are judged again until every one is quiet.
+TEST(WindowCheck, UnitsAreJudgedAgainUntilAllAreQuietAgainstTheFastest) {
+  // Unit 1's window (60, 150) passes against 60 ns; unit 2's ends at 40 ns and is timed again
+  // at once. The end's pass finds unit 0 (60) quiet against 40 and unit 1 (150) apart; the
+  // poll before it is timed again reads 15 ns, so unit 0 is apart too: a second pass.
+  Script s{{60e-9, 60e-9, 150e-9, 40e-9, 40e-9, 40e-9, 15e-9, 15e-9, 15e-9, 15e-9}};
+  ProbeWindow window;
+  const std::vector<int> kept = run(s, 3, window);
+  EXPECT_EQ(s.calls, (std::vector<int>{0, 1, 2, 2, 1, 0}));
+  EXPECT_EQ(kept, (std::vector<int>{5, 104, 203}));
+  EXPECT_EQ(window.redone, 3);
+  EXPECT_EQ(window.waits, 3);
+  EXPECT_DOUBLE_EQ(window.best_handoff, 15e-9);
+  EXPECT_DOUBLE_EQ(window.handoff, 40e-9);
+  EXPECT_FALSE(window.disturbed()) << window.words();
+}
+
 // The cores apart for a while: the unit is not timed again until they are near again, so one
 // apart run costs one unit of the budget, however long it lasts.
 TEST(WindowCheck, AUnitIsTimedAgainOnlyOnceTheCoresAreNear) {
@@ -179,7 +197,7 @@ TEST(WindowCheck, AUnitIsTimedAgainOnlyOnceTheCoresAreNear) {
   EXPECT_EQ(more.pauses, 1);
   EXPECT_EQ(spent.waits, quiet_wait_polls());
   EXPECT_EQ(more.calls, (std::vector<int>{0, 0}));
-  EXPECT_TRUE(spent.disturbed());  // timed again at [170, 170]
+  EXPECT_TRUE(spent.disturbed());  // timed again at once after one poll: [170, 25]
 }
 
 // Apart for good: the probe polls until its polls are spent, then times each unit again

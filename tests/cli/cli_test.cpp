@@ -484,11 +484,13 @@ TEST_F(CliTest, CalibrateWritesAProfileAdviseReads) {
   EXPECT_LE(where.at("redone").get<int>(), 35);
   EXPECT_GT(where.at("best_handoff").get<double>(), 0);
   EXPECT_GE(where.at("handoff").get<double>(), where.at("best_handoff").get<double>());
+  EXPECT_EQ(where.at("waits"), 0);  // --quiet-wait 0: timed again at once
   EXPECT_THAT(r.out, HasSubstr("  where: 35 units"));
   // And the steps at once's: 2 rounds at each of the 3 row counts, for every model.
   for (const auto& rate : j.at("device").at("dense_rates")) {
     for (const auto& w : rate.at("weight_grad_gemms")) {
       EXPECT_EQ(w.at("window").at("kept"), 6) << rate.at("widths");
+      EXPECT_EQ(w.at("window").at("waits"), 0) << rate.at("widths");
     }
   }
   // Deterministic mode's copies and tree on the 2 devices at once, 2 copies each (the
