@@ -18,6 +18,7 @@
 #include <set>
 #include <tuple>
 
+#include "advise/host_exchange_probe.h"
 #include "advise/validation.h"
 #include "test_util.h"
 
@@ -465,6 +466,9 @@ constexpr int kHeldOutOwnExchangeZen4Cpu = 10, kHeldOutOwnExchangeZen4CpuSlowCop
 // held_out_windows_zen4: 8 in most runs with the model as it is; with the copy bandwidths
 // halved, 21.
 constexpr int kHeldOutWindowsZen4Cpu = 8, kHeldOutWindowsZen4CpuSlowCopies = 21;
+// held_out_quiet_zen4: 6 in most runs with the model as it is; with the copy bandwidths
+// halved, 17.
+constexpr int kHeldOutQuietZen4Cpu = 6, kHeldOutQuietZen4CpuSlowCopies = 17;
 
 // `edit` on each measured step of every model in profile `p` (dense_rates[].points and
 // ranks_points).
@@ -1432,6 +1436,56 @@ TEST(ValidationRun, TheWindowsOnAFreshZen4Set) {
     }
     EXPECT_EQ(repetitions, 560) << "run " << k;
     EXPECT_EQ(apart, apart_in_run[k - 1]) << "run " << k;
+  }
+}
+
+// Three fresh runs on the Zen 4 by the build of dca6e5d (2026-12-07, night), whose probes of
+// devices at once wait for a quiet window before timing a disturbed round again, and whose
+// calibrate times the host's copies up to the shared cache's share (measured, not used); the
+// model unchanged. No calibration and no refit kept a disturbed window (criterion 1; the last
+// set's refits kept three); the probes waited, the seed's refit in run 1 its whole minute. Run
+// 1's shards' update at 1 MiB read 1.96, under the 2.0 written down (criterion 3 fails by 0.04).
+// 6 of 112 missed in most runs; with the copy bandwidths halved 17.
+TEST(ValidationRun, TheQuietWindowsOnAFreshZen4Set) {
+  const std::string dir = "repeated/held_out_quiet_zen4";
+  const RepeatedOutcome now =
+      expect_fresh_cpu_set(dir, kHeldOutQuietZen4Cpu, kHeldOutQuietZen4CpuSlowCopies);
+  const std::string small = "784-256-256-10", deep = "784-1024-1024-1024-1024-1024-1024-10";
+  for (const char* config :
+       {"2 devices mirrored (allreduce)", "2 devices mirrored (allreduce) 1 MB buckets",
+        "2 devices mirrored (allreduce) 25 MB buckets"}) {
+    EXPECT_EQ(now.runs_missed(small, 32, config), 3) << config;
+  }
+  EXPECT_EQ(now.runs_missed(small, 32, "2 devices host"), 2);
+  EXPECT_EQ(now.runs_missed(small, 128, "2 devices host"), 2);
+  EXPECT_EQ(now.runs_missed(deep, 32, "2 devices mirrored (sharded)"), 2);
+  // Every run's calibration and refits: no disturbed window kept; the polls each waited (the
+  // calibration's update at once and steps at once, then the refits' steps of the four models).
+  const int calibration_waits[3][2] = {{11, 51}, {0, 21}, {0, 202}};
+  const int refit_waits[3][4] = {{240, 110, 31, 40}, {182, 3, 6, 30}, {38, 0, 0, 86}};
+  const double shard_at_1mib[] = {1.96, 2.09, 2.15};
+  for (int k = 1; k <= 3; ++k) {
+    const HardwareProfile hw = profile_of(validation_run(fmt::format("{}/p{}.json", dir, k)));
+    EXPECT_EQ(disturbed_windows(hw), std::vector<std::string>{}) << "run " << k;
+    EXPECT_EQ(hw.device.update_contention_window.waits, calibration_waits[k - 1][0]) << k;
+    ASSERT_EQ(hw.device.dense_rates.size(), 1u) << "run " << k;
+    EXPECT_EQ(hw.device.dense_rates[0].weight_grad_gemms.at(0).at_once_window.waits,
+              calibration_waits[k - 1][1])
+        << "run " << k;
+    ASSERT_GE(hw.device.update_contention.size(), 2u) << "run " << k;
+    EXPECT_NEAR(hw.device.update_contention[1].shard, shard_at_1mib[k - 1], 0.005) << k;
+    // The host's copies up to 4.57 MiB: the 1 MiB L2, then the 32 MiB L3's seventh.
+    std::vector<int64_t> sizes;
+    for (const HostExchangeSeconds& e : hw.device.host_exchange) sizes.push_back(e.bytes);
+    EXPECT_EQ(sizes, host_exchange_sizes(int64_t{1} << 20, int64_t{32} << 20, 2)) << k;
+    const HardwareProfile refits = cpu_run_profile(dir, k);
+    EXPECT_EQ(disturbed_windows(refits), std::vector<std::string>{}) << "run " << k;
+    ASSERT_EQ(refits.device.dense_rates.size(), 4u) << "run " << k;
+    for (size_t m = 0; m < 4; ++m) {
+      EXPECT_EQ(refits.device.dense_rates[m].weight_grad_gemms.at(0).at_once_window.waits,
+                refit_waits[k - 1][m])
+          << "run " << k << ", model " << m;
+    }
   }
 }
 
