@@ -267,24 +267,33 @@ StepsAtOnce::Seconds StepsAtOnce::own(int64_t rows) {
     // As mirrored.cpp builds them for the all-reduce reducer.
     if (devices_ > 1) comms_ = make_shared_memory_communicators(devices_, &group_.barrier());
   }
-  Seconds mean;
+  own_passes_.clear();
   for (int pass = 0; pass <= kOwnTimedPasses; ++pass) {
     ++iteration_;
     std::fill(each_.begin(), each_.end(), Seconds{});
     own_pass(rows);
     if (pass == 0) continue;  // the untimed one
-    const Seconds one = devices_mean(1);
-    double exchange = 0;
+    Seconds one = devices_mean(1);
+    one.wait = mean_wait_for_last(ends_);
     for (int d = 0; d < devices_; ++d) {
-      exchange += std::chrono::duration<double>(exchanged_[d] - ends_[d]).count() / devices_;
+      one.exchange += std::chrono::duration<double>(exchanged_[d] - ends_[d]).count() / devices_;
     }
-    mean.forward += one.forward / kOwnTimedPasses;
-    mean.backward += one.backward / kOwnTimedPasses;
-    mean.wait += mean_wait_for_last(ends_) / kOwnTimedPasses;
-    mean.exchange += exchange / kOwnTimedPasses;
+    own_passes_.push_back(one);
   }
   for (int d = 0; d < devices_; ++d) {
     check_finite(own_w_[d], "device " + std::to_string(d) + "'s own parameters");
+  }
+  return mean_of(own_passes_);
+}
+
+StepsAtOnce::Seconds StepsAtOnce::mean_of(const std::vector<Seconds>& passes) {
+  Seconds mean;
+  const double n = static_cast<double>(passes.size());
+  for (const Seconds& p : passes) {
+    mean.forward += p.forward / n;
+    mean.backward += p.backward / n;
+    mean.wait += p.wait / n;
+    mean.exchange += p.exchange / n;
   }
   return mean;
 }

@@ -116,6 +116,11 @@ class StepsAtOnce {
     return own_w_.empty() ? nullptr : own_w_.at(device).data();
   }
   const float* accumulator() const { return s_.data(); }  // RMSprop's
+  // The last own call's timed passes, in order (kOwnTimedPasses of them, the untimed first
+  // one left out), whose mean it returned. For checking it.
+  const std::vector<Seconds>& own_passes() const { return own_passes_; }
+  // The mean of `passes`, field by field (zeros for none).
+  static Seconds mean_of(const std::vector<Seconds>& passes);
   int64_t parameter_count() const { return params_; }
   DeviceGroup& group() { return group_; }  // its devices, for window_check.h's hand-offs
 
@@ -168,6 +173,7 @@ class StepsAtOnce {
   // use, and when its last own pass's backward ended.
   std::vector<AlignedBuffer> own_w_, own_s_;
   std::vector<Clock::time_point> ends_;
+  std::vector<Seconds> own_passes_;  // the last own call's timed passes
   // Per device, when its last own pass's all-reduce ended, and its communicator (two or more
   // devices), made on first use.
   std::vector<Clock::time_point> exchanged_;

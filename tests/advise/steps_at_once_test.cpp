@@ -110,6 +110,23 @@ TEST(StepsAtOnce, MicroShardsComputeEachDevicesWholeGradients) {
   EXPECT_THROW(probe.micro_shards(8, 65), ConfigError);
 }
 
+// A mean of passes, field by field, over as many as it is given; none: zeros.
+TEST(StepsAtOnce, OwnPassesAreAveragedOverTheirCount) {
+  const std::vector<StepsAtOnce::Seconds> passes = {
+      {1, 10, 0.5, 2}, {2, 20, 1.5, 4}, {3, 30, 0, 6}, {6, 60, 2, 8}};
+  const StepsAtOnce::Seconds m = StepsAtOnce::mean_of(passes);
+  EXPECT_DOUBLE_EQ(m.forward, 3);
+  EXPECT_DOUBLE_EQ(m.backward, 30);
+  EXPECT_DOUBLE_EQ(m.wait, 1);
+  EXPECT_DOUBLE_EQ(m.exchange, 5);
+  const StepsAtOnce::Seconds two = StepsAtOnce::mean_of({passes[0], passes[1]});
+  EXPECT_DOUBLE_EQ(two.forward, 1.5);
+  EXPECT_DOUBLE_EQ(two.exchange, 3);
+  const StepsAtOnce::Seconds none = StepsAtOnce::mean_of({});
+  EXPECT_EQ(none.forward, 0);
+  EXPECT_EQ(none.exchange, 0);
+}
+
 // Own copies, as the all-reduce reducer's step: after the pass's all-reduce each device's whole
 // kernel gradients are both devices' rows' sum (not its own rows' alone), its forward over its
 // own copy of the parameters (the first layer's output is relu(x . kernel + bias) of that copy,
@@ -122,6 +139,20 @@ TEST(StepsAtOnce, OwnCopiesComputeEachDevicesStepOverItsCopy) {
   const std::vector<float> shared(probe.parameters(), probe.parameters() + probe.parameter_count());
   for (const int64_t rows : {8, 5}) {
     const StepsAtOnce::Seconds t = probe.own(rows);
+    // The mean of the timed passes: as many as kOwnTimedPasses (the untimed first one left
+    // out), each timing something.
+    const std::vector<StepsAtOnce::Seconds>& passes = probe.own_passes();
+    ASSERT_EQ(passes.size(), static_cast<size_t>(StepsAtOnce::kOwnTimedPasses));
+    for (const StepsAtOnce::Seconds& p : passes) {
+      EXPECT_GT(p.forward, 0);
+      EXPECT_GT(p.backward, 0);
+      EXPECT_GE(p.exchange, p.wait);
+    }
+    const StepsAtOnce::Seconds mean = StepsAtOnce::mean_of(passes);
+    EXPECT_EQ(t.forward, mean.forward);
+    EXPECT_EQ(t.backward, mean.backward);
+    EXPECT_EQ(t.wait, mean.wait);
+    EXPECT_EQ(t.exchange, mean.exchange);
     EXPECT_GT(t.forward, 0);
     EXPECT_GT(t.backward, 0);
     EXPECT_GE(t.wait, 0);
