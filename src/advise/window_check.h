@@ -78,11 +78,10 @@ int online_cpus();
 // timed again, waits for a quiet window: `pause()`, then an edge, until the window between the
 // last two edges is not disturbed or the probe's polls (`window.waits`) reach `wait_polls`
 // (quiet_wait_polls(): kQuietWaitSeconds / kQuietPollSeconds unless set); once they have, a
-// unit is timed again at once. Returns what each kept unit
-// returned, in order, and in `window` the units kept and timed again, the polls, the kept windows'
-// slowest hand-off and highest counted steal (over `cpus` CPUs), and the fastest hand-off at the
-// end. A unit that runs again runs as it ran the first time (the caller's buffers as the last unit
-// left them).
+// unit is timed again at once. Returns what each kept unit returned, in order, and in `window`
+// the units kept and timed again, the polls, the kept windows' slowest hand-off and highest
+// counted steal (over `cpus` CPUs), and the fastest hand-off at the end. A unit that runs again
+// runs as it ran the first time (the caller's buffers as the last unit left them).
 template <class Unit, class Edge, class Pause>
 auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, double fastest,
                  ProbeWindow& window, int wait_polls = quiet_wait_polls()) {
@@ -113,14 +112,18 @@ auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, d
     }
   };
   int again = units;
-  // Unit k's result, timed again in a quiet window while disturbed and the budget lasts.
+  // Unit k's result, timed again in a quiet window while disturbed and the budget lasts;
+  // whether it was.
   const auto settle = [&](int k, std::pair<Kept, Window>& result) {
+    bool redone = false;
     while (result.second.disturbed(fastest) && again > 0) {
       --again;
       ++window.redone;
       wait_quiet();
       result = timed(k);
+      redone = true;
     }
+    return redone;
   };
   std::vector<std::pair<Kept, Window>> results;
   for (int k = 0; k < units; ++k) {
@@ -131,11 +134,7 @@ auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, d
   // timed again, or its polls, may bring a faster one) or the budget is spent.
   for (bool again_judged = true; again_judged && again > 0;) {
     again_judged = false;
-    for (int k = 0; k < units && again > 0; ++k) {
-      if (!results[k].second.disturbed(fastest)) continue;
-      settle(k, results[k]);
-      again_judged = true;
-    }
+    for (int k = 0; k < units && again > 0; ++k) again_judged |= settle(k, results[k]);
   }
   std::vector<Kept> kept;
   for (auto& [value, w] : results) {
