@@ -1,14 +1,19 @@
 // Where the host puts two devices' cores, over time, and what it costs: every --interval
 // seconds for --seconds, the hand-off between the two devices' cores (window_check.h,
 // handoff_seconds: a cache line passed back and forth 1000 times, the slower of one before and
-// one after) and calibrate's shards' update (update_contention's shard round: device 0 alone
-// updating --kb of parameters with RMSprop, then both devices each updating its half of one
-// buffer both had just read, the devices' mean over half the time alone; the median of
-// --rounds rounds). A sample sits apart when its hand-off is over apart_handoff() (3) times the
-// run's fastest. Prints each sample, then the share apart, the longest run of samples apart,
-// and the shards' update near and apart (medians).
-//   placement_bench [--seconds 300] [--interval 0.5] [--kb 256] [--rounds 5] [--json out.json]
-// docs/SCALING.md, "Where the host puts the two vCPUs", cites its figures.
+// one after), their cache reading (cache_seconds: each device at once streaming half its
+// core's private cache, the slower of one before and one after), calibrate's shards' update
+// (update_contention's shard round: device 0 alone updating --kb of parameters with RMSprop,
+// then both devices each updating its half of one buffer both had just read, the devices' mean
+// over half the time alone; the median of --rounds rounds; 0: not timed), and with --steps, a
+// model's training step at --batch on 2 devices (weight-gradient sharding) and on 1 (the mean
+// of --steps steps each, after one untimed). A sample sits apart when its hand-off is over
+// apart_handoff() (3) times the run's fastest, crowded when near and its cache reading is over
+// kCrowdedCache (1.4) times the run's fastest. Prints each sample, then the share apart and
+// crowded, the longest runs, and the shards' update and the steps in each state (medians).
+//   placement_bench [--seconds 300] [--interval 0.5] [--kb 256] [--rounds 5]
+//                   [--steps 0] [--model 784,256,256,10] [--batch 32] [--json out.json]
+// docs/SCALING.md, "Where the host puts the two vCPUs" and "Crowded caches", cites its figures.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
@@ -33,24 +38,38 @@ struct Options {
   double seconds = 300, interval = 0.5;
   int64_t kb = 256;
   int rounds = 5;
+  int steps = 0;
+  std::vector<int64_t> model = {784, 256, 256, 10};
+  int64_t batch = 32;
   std::string json;
 };
 
 Options parse(int argc, char** argv) {
   Options o;
-  CLI::App app{"Where the host puts two devices' cores over time, and the shards' update there"};
+  CLI::App app{
+      "Where the host puts two devices' cores over time, and the shards' update and a model's "
+      "steps there"};
   app.add_option("--seconds", o.seconds, "how long to sample")->check(CLI::Range(0.1, 86400.0));
   app.add_option("--interval", o.interval, "seconds between samples")
       ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--kb", o.kb, "parameters of the update, KiB")
       ->check(CLI::Range(int64_t{4}, int64_t{1} << 20));
-  app.add_option("--rounds", o.rounds, "update rounds per sample (median)")
-      ->check(CLI::Range(1, 1000));
+  app.add_option("--rounds", o.rounds, "update rounds per sample (median; 0: not timed)")
+      ->check(CLI::Range(0, 1000));
+  app.add_option("--steps", o.steps, "steps timed per sample on 2 devices and 1 (0: none)")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--model", o.model, "the model's widths, input to output")->delimiter(',');
+  app.add_option("--batch", o.batch, "the steps' global batch")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
   app.add_option("--json", o.json, "write the samples here");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     std::exit(app.exit(e));
+  }
+  if (o.model.size() < 2) {
+    std::fprintf(stderr, "placement_bench: --model needs an input and an output width\n");
+    std::exit(2);
   }
   return o;
 }
@@ -67,54 +86,109 @@ double shard_ratio(td::UpdateAtOnce& update, int rounds) {
   return td::median_of(ratios);
 }
 
+// A model's steps on `devices` devices of one thread (weight-gradient sharding on several).
+std::unique_ptr<td::StepRun> step_run(const Options& o, int devices) {
+  td::StrategyOptions so;
+  so.devices = devices;
+  so.threads_per_device = 1;
+  return std::make_unique<td::StepRun>(td::dense_stack(o.model), o.batch, so);
+}
+
+double median_or_zero(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : td::median_of(v);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   td::DeviceGroup group(td::plan_devices(2, 1));
   td::UpdateAtOnce update(group, o.kb << 10, 1);
+  std::unique_ptr<td::StepRun> two, one;
+  if (o.steps > 0) two = step_run(o, 2), one = step_run(o, 1);
+  uint64_t seed = 1;
   struct Sample {
-    double at, handoff, ratio;
+    double at, handoff, cache, ratio, two, one;
   };
   std::vector<Sample> samples;
   const auto start = tandem::Clock::now();
   while (tandem::seconds_since(start) < o.seconds) {
-    const double before = td::handoff_seconds(group);
-    const double ratio = shard_ratio(update, o.rounds);
-    const double after = td::handoff_seconds(group);
-    samples.push_back({tandem::seconds_since(start), std::max(before, after), ratio});
-    std::printf("%8.1f s  hand-off %6.0f ns  shards' update %5.2fx\n", samples.back().at,
-                samples.back().handoff * 1e9, ratio);
+    const double handoff_before = td::handoff_seconds(group);
+    const double cache_before = td::cache_seconds(group);
+    const double ratio = o.rounds > 0 ? shard_ratio(update, o.rounds) : 0;
+    double two_seconds = 0, one_seconds = 0;
+    if (two) {
+      two->settle(seed);
+      two->time(o.steps, seed);
+      one->settle(seed);
+      one->time(o.steps, seed);
+      two_seconds = two->seconds().back();
+      one_seconds = one->seconds().back();
+    }
+    const double handoff_after = td::handoff_seconds(group);
+    const double cache_after = td::cache_seconds(group);
+    samples.push_back({tandem::seconds_since(start), std::max(handoff_before, handoff_after),
+                       std::max(cache_before, cache_after), ratio, two_seconds, one_seconds});
+    const Sample& s = samples.back();
+    std::printf(
+        "%8.1f s  hand-off %6.0f ns  cache %6.1f us  shards' update %5.2fx  steps %7.3f ms on 2 "
+        "devices, %7.3f ms on 1\n",
+        s.at, s.handoff * 1e9, s.cache * 1e6, ratio, two_seconds * 1e3, one_seconds * 1e3);
     std::fflush(stdout);
     std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
   }
   update.check_finite();
-  const double fastest = td::best_handoff_seconds(2);
-  std::vector<double> near, apart;
-  int run = 0, longest = 0;
+  const double fastest = td::best_handoff_seconds(2), fastest_cache = td::best_cache_seconds(2);
+  // By state: near and not crowded, near and crowded, apart.
+  enum State { kQuiet, kCrowded, kApart };
+  const char* const names[] = {"near", "crowded", "apart"};
+  std::vector<double> ratios[3], twos[3], ones[3];
+  int counts[3] = {0, 0, 0}, run[3] = {0, 0, 0}, longest[3] = {0, 0, 0};
   nlohmann::json rows = nlohmann::json::array();
   for (const Sample& s : samples) {
-    const bool is_apart = s.handoff > td::apart_handoff() * fastest;
-    (is_apart ? apart : near).push_back(s.ratio);
-    run = is_apart ? run + 1 : 0;
-    longest = std::max(longest, run);
-    rows.push_back(
-        {{"at", s.at}, {"handoff", s.handoff}, {"shard_ratio", s.ratio}, {"apart", is_apart}});
+    const State state = s.handoff > td::apart_handoff() * fastest     ? kApart
+                        : s.cache > td::kCrowdedCache * fastest_cache ? kCrowded
+                                                                      : kQuiet;
+    ++counts[state];
+    for (int k = 0; k < 3; ++k) {
+      run[k] = k == state ? run[k] + 1 : 0;
+      longest[k] = std::max(longest[k], run[k]);
+    }
+    ratios[state].push_back(s.ratio);
+    twos[state].push_back(s.two);
+    ones[state].push_back(s.one);
+    rows.push_back({{"at", s.at},
+                    {"handoff", s.handoff},
+                    {"cache", s.cache},
+                    {"shard_ratio", s.ratio},
+                    {"two_devices", s.two},
+                    {"one_device", s.one},
+                    {"state", names[state]},
+                    {"apart", state == kApart}});
   }
-  const auto median = [](const std::vector<double>& v) {
-    return v.empty() ? 0.0 : td::median_of(v);
-  };
+  const double n = static_cast<double>(std::max<size_t>(samples.size(), 1));
   std::printf(
-      "%zu samples over %.0f s: %zu apart (%.1f%%; a hand-off over %.0fx the fastest, %.0f ns), "
-      "the longest run %d samples; the shards' update of %lld KiB over half of one device's: "
-      "%.2fx near, %.2fx apart (medians)\n",
-      samples.size(), o.seconds, apart.size(),
-      100.0 * apart.size() / std::max<size_t>(samples.size(), 1), td::apart_handoff(),
-      fastest * 1e9, longest, static_cast<long long>(o.kb), median(near), median(apart));
+      "%zu samples over %.0f s: %d apart (%.1f%%; a hand-off over %.0fx the fastest, %.0f ns), "
+      "the longest run %d samples; %d crowded (%.1f%%; near, a cache reading over %.1fx the "
+      "fastest, %.1f us), the longest run %d samples\n",
+      samples.size(), o.seconds, counts[kApart], 100.0 * counts[kApart] / n, td::apart_handoff(),
+      fastest * 1e9, longest[kApart], counts[kCrowded], 100.0 * counts[kCrowded] / n,
+      td::kCrowdedCache, fastest_cache * 1e6, longest[kCrowded]);
+  for (int k = 0; k < 3; ++k) {
+    std::printf("  %-8s %4d samples: shards' update of %lld KiB %.2fx", names[k], counts[k],
+                static_cast<long long>(o.kb), median_or_zero(ratios[k]));
+    if (two) {
+      std::printf("; steps at %lld: %.3f ms on 2 devices, %.3f ms on 1", (long long)o.batch,
+                  median_or_zero(twos[k]) * 1e3, median_or_zero(ones[k]) * 1e3);
+    }
+    std::printf(" (medians)\n");
+  }
   if (!o.json.empty()) {
     const nlohmann::json out = {
         {"seconds", o.seconds}, {"interval", o.interval},     {"kb", o.kb},
-        {"rounds", o.rounds},   {"fastest_handoff", fastest}, {"samples", rows}};
+        {"rounds", o.rounds},   {"steps", o.steps},           {"model", o.model},
+        {"batch", o.batch},     {"fastest_handoff", fastest}, {"fastest_cache", fastest_cache},
+        {"samples", rows}};
     tandem::write_file_atomically(o.json, out.dump(1) + "\n");
   }
   return 0;

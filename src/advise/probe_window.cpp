@@ -43,27 +43,36 @@ void set_quiet_wait(double seconds) {
 
 bool ProbeWindow::disturbed() const {
   return recorded() &&
-         ((best_handoff > 0 && handoff > apart_handoff() * best_handoff) || steal > kQuietSteal);
+         ((best_handoff > 0 && handoff > apart_handoff() * best_handoff) || steal > kQuietSteal ||
+          (best_cache > 0 && cache > kCrowdedCache * best_cache));
 }
 
 std::string ProbeWindow::words() const {
   if (!recorded()) return "not recorded";
   const std::string waited =
       waits > 0 ? fmt::format(" after {:.2f} s waiting for quiet", waits * kQuietPollSeconds) : "";
+  const std::string cached = best_cache > 0 ? fmt::format(", cache {:.1f} us (fastest {:.1f} us)",
+                                                          cache * 1e6, best_cache * 1e6)
+                                            : "";
   return fmt::format(
       "{} unit{}, {} timed again{}; hand-off {:.0f} ns (fastest {:.0f} ns), steal "
-      "{:.1f}%{}",
+      "{:.1f}%{}{}",
       kept, kept == 1 ? "" : "s", redone, waited, handoff * 1e9, best_handoff * 1e9, steal * 100,
-      disturbed() ? ": the cores were apart or taken" : "");
+      cached, disturbed() ? ": the cores were apart, taken or their caches crowded" : "");
 }
 
 nlohmann::json probe_window_json(const ProbeWindow& w) {
-  return {{"kept", w.kept},
-          {"redone", w.redone},
-          {"handoff", w.handoff},
-          {"steal", w.steal},
-          {"best_handoff", w.best_handoff},
-          {"waits", w.waits}};
+  nlohmann::json j = {{"kept", w.kept},
+                      {"redone", w.redone},
+                      {"handoff", w.handoff},
+                      {"steal", w.steal},
+                      {"best_handoff", w.best_handoff},
+                      {"waits", w.waits}};
+  if (w.best_cache > 0) {
+    j["cache"] = w.cache;
+    j["best_cache"] = w.best_cache;
+  }
+  return j;
 }
 
 ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where) {
@@ -99,6 +108,16 @@ ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where)
     if (w.waits > 0 && w.redone == 0) {
       throw ConfigError(at + ": 'waits' " + std::to_string(w.waits) +
                         " with 'redone' 0: a probe waits only before timing a unit again");
+    }
+  }
+  if (j.contains("cache") != j.contains("best_cache")) {
+    throw ConfigError(at + " needs both 'cache' and 'best_cache' or neither");
+  }
+  if (j.contains("cache")) {
+    w.cache = positive_field(j, "cache", at);
+    w.best_cache = positive_field(j, "best_cache", at);
+    if (w.cache < w.best_cache) {
+      throw ConfigError(at + ": 'cache' is less than 'best_cache', the fastest measured");
     }
   }
   return w;
@@ -137,6 +156,9 @@ std::vector<std::string> disturbed_windows(const HardwareProfile& hw) {
     for (const Named& other : windows) {
       if (other.devices == n.devices) {
         n.window.best_handoff = std::min(n.window.best_handoff, other.window.best_handoff);
+        if (n.window.best_cache > 0 && other.window.best_cache > 0) {
+          n.window.best_cache = std::min(n.window.best_cache, other.window.best_cache);
+        }
       }
     }
     if (n.window.disturbed()) out.push_back(n.what + ": " + n.window.words());

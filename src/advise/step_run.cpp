@@ -7,6 +7,7 @@
 #include "model/model_state.h"
 #include "profile/phase_timer.h"
 #include "tandem/config.h"
+#include "tandem/error.h"
 #include "tandem/layers.h"
 #include "tandem/optimizers.h"
 
@@ -60,11 +61,24 @@ void StepRun::time(int steps, uint64_t& seed) {
   const auto start = Clock::now();
   for (int s = 0; s < steps; ++s) run_->train_step(x_, y_, order_, ++seed);
   seconds_.push_back(seconds_since(start) / steps);
-  PhaseTimes each = run_->times();
+  const PhaseTimes after = run_->times();
+  PhaseTimes each;
   for (size_t p = 0; p < each.seconds.size(); ++p) {
-    each.seconds[p] = (each.seconds[p] - before.seconds[p]) / steps;
+    each.seconds[p] = (after.seconds[p] - before.seconds[p]) / steps;
   }
+  each.steps = after.steps - before.steps;
   timed_each_.push_back(each);
+}
+
+void StepRun::forget_last() {
+  if (seconds_.empty()) throw Error("StepRun::forget_last: nothing timed");
+  const PhaseTimes& last = timed_each_.back();
+  for (size_t p = 0; p < last.seconds.size(); ++p) {
+    left_out_.seconds[p] += last.seconds[p] * static_cast<double>(last.steps);
+  }
+  left_out_.steps += last.steps;
+  seconds_.pop_back();
+  timed_each_.pop_back();
 }
 
 std::vector<double> StepRun::phase_per_step_each(Phase phase) const {
@@ -78,16 +92,16 @@ void StepRun::settle(uint64_t& seed) {
   run_->train_step(x_, y_, order_, ++seed);
   const PhaseTimes after = run_->times();
   for (size_t p = 0; p < after.seconds.size(); ++p) {
-    settled_.seconds[p] += after.seconds[p] - before.seconds[p];
+    left_out_.seconds[p] += after.seconds[p] - before.seconds[p];
   }
-  settled_.steps += after.steps - before.steps;
+  left_out_.steps += after.steps - before.steps;
 }
 
-// The strategy's phase times without the settle() steps.
+// The strategy's phase times without the settle() steps and the forgotten repetitions.
 PhaseTimes StepRun::timed_phases() const {
   PhaseTimes t = run_->times();
-  for (size_t p = 0; p < t.seconds.size(); ++p) t.seconds[p] -= settled_.seconds[p];
-  t.steps -= settled_.steps;
+  for (size_t p = 0; p < t.seconds.size(); ++p) t.seconds[p] -= left_out_.seconds[p];
+  t.steps -= left_out_.steps;
   return t;
 }
 

@@ -33,6 +33,10 @@ class StepRun {
 
   // Times `steps` steps; appends their mean to seconds().
   void time(int steps, uint64_t& seed);
+  // Takes the last time() call's repetition out of seconds(), phase_per_step_each() and
+  // phase_seconds() (a repetition timed again in a quiet window replaces it); throws where
+  // nothing is timed.
+  void forget_last();
   // One step outside every timing: after other runs used the machine, the first step pays
   // for the switch (cold caches, device threads and ranks woken), which a training loop's
   // consecutive steps do not. Interleaved measurements settle each run before timing it.
@@ -55,8 +59,9 @@ class StepRun {
   Tensor x_, y_;
   std::vector<int64_t> order_;
   std::vector<double> seconds_;
-  std::vector<PhaseTimes> timed_each_;  // each time() call's phases, per step
-  PhaseTimes settled_;  // the phases of the settle() steps, left out of phase_seconds()
+  std::vector<PhaseTimes> timed_each_;  // each time() call's phases per step, and its steps
+  // The phases of the settle() steps and of forgotten repetitions, left out of phase_seconds().
+  PhaseTimes left_out_;
   PhaseTimes timed_phases() const;
 };
 

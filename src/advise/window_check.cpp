@@ -10,17 +10,35 @@
 #include <sstream>
 #include <thread>
 
+#include "advise/probes.h"
+
 namespace tandem::detail {
 namespace {
 
-// The fastest hand-off so far per device count (none yet: absent).
+// The fastest hand-off and cache reading so far per device count (none yet: absent).
 std::mutex fastest_mutex;
-std::map<int, double> fastest;
+std::map<int, double> fastest_handoff, fastest_cache;
 
-void note_handoff(int devices, double seconds) {
+void note_fastest(std::map<int, double>& fastest, int devices, double seconds) {
   const std::lock_guard<std::mutex> lock(fastest_mutex);
   const auto [at, added] = fastest.try_emplace(devices, seconds);
   if (!added) at->second = std::min(at->second, seconds);
+}
+
+double fastest_of(const std::map<int, double>& fastest, int devices) {
+  const std::lock_guard<std::mutex> lock(fastest_mutex);
+  const auto at = fastest.find(devices);
+  return at == fastest.end() ? 0 : at->second;
+}
+
+// Floats in each of a device's two buffers for cache_seconds: a quarter of the private cache.
+int64_t cache_floats() {
+  static const int64_t floats = [] {
+    const int64_t cache = private_cache_bytes();
+    return std::max<int64_t>(
+        1024, (cache > 0 ? cache : int64_t{1} << 20) / 4 / static_cast<int64_t>(sizeof(float)));
+  }();
+  return floats;
 }
 
 // Spins until `ball` holds `value`, yielding after kSpins tries (a few microseconds, far
@@ -68,14 +86,44 @@ double handoff_seconds(DeviceGroup& group) {
     });
     slowest = std::max(slowest, seconds);
   }
-  note_handoff(devices, slowest);
+  note_fastest(fastest_handoff, devices, slowest);
   return slowest;
 }
 
 double best_handoff_seconds(int devices) {
-  const std::lock_guard<std::mutex> lock(fastest_mutex);
-  const auto at = fastest.find(devices);
-  return at == fastest.end() ? 0 : at->second;
+  return fastest_of(fastest_handoff, devices);
+}
+
+double cache_seconds(DeviceGroup& group) {
+  const int devices = group.plan().devices;
+  std::vector<double> best(static_cast<size_t>(devices));
+  group.run([&](int d) {
+    // The device thread's own buffers, kept between readings (a buffer's first touch would
+    // time the page faults).
+    thread_local std::vector<float> a, b;
+    const auto n = static_cast<size_t>(cache_floats());
+    if (a.size() != n) {
+      a.assign(n, 0.0f);
+      b.assign(n, 1.0f);
+    }
+    double fastest = 0;
+    for (int pass = 0; pass < kCachePasses; ++pass) {
+      const Clock::time_point start = Clock::now();
+      float* out = b.data();
+      const float* in = a.data();
+      for (size_t i = 0; i < n; ++i) out[i] += in[i];
+      const double seconds = seconds_since(start);
+      if (pass == 0 || seconds < fastest) fastest = seconds;
+    }
+    best[static_cast<size_t>(d)] = fastest;
+  });
+  const double slowest = *std::max_element(best.begin(), best.end());
+  note_fastest(fastest_cache, devices, slowest);
+  return slowest;
+}
+
+double best_cache_seconds(int devices) {
+  return fastest_of(fastest_cache, devices);
 }
 
 double steal_seconds(const std::string& proc_stat) {
@@ -98,12 +146,20 @@ int online_cpus() {
 }
 
 WindowEdge window_edge(DeviceGroup& group) {
-  return {handoff_seconds(group), steal_seconds(), Clock::now()};
+  const double handoff = handoff_seconds(group);
+  const double cache = cache_seconds(group);
+  return {handoff, steal_seconds(), Clock::now(), cache};
+}
+
+void Fastest::note(const WindowEdge& edge) {
+  if (edge.handoff > 0 && (handoff <= 0 || edge.handoff < handoff)) handoff = edge.handoff;
+  if (edge.cache > 0 && (cache <= 0 || edge.cache < cache)) cache = edge.cache;
 }
 
 Window window_between(const WindowEdge& before, const WindowEdge& after, int cpus) {
   Window w;
   w.handoff = std::max(before.handoff, after.handoff);
+  if (before.cache > 0 && after.cache > 0) w.cache = std::max(before.cache, after.cache);
   if (before.steal >= 0 && after.steal >= before.steal) {
     w.stolen_seconds = after.steal - before.steal;
     const double cpu_seconds =
@@ -113,8 +169,13 @@ Window window_between(const WindowEdge& before, const WindowEdge& after, int cpu
   return w;
 }
 
-bool Window::disturbed(double fastest) const {
-  return (fastest > 0 && handoff > apart_handoff() * fastest) || counted_steal() > kQuietSteal;
+bool Window::crowded(double fastest_cache) const {
+  return fastest_cache > 0 && cache > kCrowdedCache * fastest_cache;
+}
+
+bool Window::disturbed(const Fastest& fastest) const {
+  return (fastest.handoff > 0 && handoff > apart_handoff() * fastest.handoff) ||
+         counted_steal() > kQuietSteal || crowded(fastest.cache);
 }
 
 }  // namespace tandem::detail

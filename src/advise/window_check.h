@@ -8,7 +8,10 @@
 // near 2.80x (medians). Runs 2 of three held-out sets had timed it at
 // 11.6-14.9x, the runs around them at 2.8-4.3x (docs/SCALING.md, "Where the host puts the two
 // vCPUs"). What a unit's window reads at its edges: the devices' cores' hand-off
-// (handoff_seconds), and the CPU time the hypervisor took meanwhile (steal_seconds).
+// (handoff_seconds), the CPU time the hypervisor took meanwhile (steal_seconds), and how fast
+// the devices stream their cores' private caches at once (cache_seconds): with the cores near
+// and nothing stolen, a core's cache shared with another guest's thread still slows a step
+// whose model lives in it (hardware_profile.h, kCrowdedCache).
 #pragma once
 
 #include <algorithm>
@@ -39,6 +42,17 @@ double handoff_seconds(DeviceGroup& group);
 // another size may span cores further apart, and keep their own.
 double best_handoff_seconds(int devices);
 
+// The devices' private caches at once on `group` (1 or more devices): every device at once
+// sums b += a over two float buffers of its own, a quarter of its core's private cache each
+// (private_cache_bytes(); 1 MiB where the system reports none), kCachePasses passes back to
+// back (the first brings them into the cache), the best pass; seconds, the slowest device's.
+inline constexpr int kCachePasses = 3;
+double cache_seconds(DeviceGroup& group);
+
+// The fastest cache_seconds this process measured on groups of `devices` devices (0 before
+// the first).
+double best_cache_seconds(int devices);
+
 // The CPU time the hypervisor ran something else on this machine's CPUs since boot, seconds
 // summed over the CPUs: the eighth number (steal, in clock ticks) of `proc_stat`'s first line;
 // negative where the file or the number is missing.
@@ -49,20 +63,31 @@ struct WindowEdge {
   double handoff = 0;  // handoff_seconds
   double steal = -1;   // steal_seconds() (negative: not known)
   Clock::time_point at;
+  double cache = 0;  // cache_seconds (0: not read)
 };
 
-// The edge now on `group`'s devices.
+// The fastest readings so far, which a window is judged against (0: none yet).
+struct Fastest {
+  double handoff = 0, cache = 0;
+  // Keeps each of the edge's readings that is faster.
+  void note(const WindowEdge& edge);
+};
+
+// The edge now on `group`'s devices: the hand-off, then the cache reading, then the steal.
 WindowEdge window_edge(DeviceGroup& group);
 
-// The window between two edges: the slower hand-off of the two, and the share of the `cpus`
-// CPUs' time stolen between them (0 where either steal is unknown).
+// The window between two edges: the slower hand-off of the two, the share of the `cpus` CPUs'
+// time stolen between them (0 where either steal is unknown), and the slower cache reading (0
+// where either edge has none).
 struct Window {
-  double handoff = 0, steal = 0, stolen_seconds = 0;
+  double handoff = 0, steal = 0, stolen_seconds = 0, cache = 0;
   // The steal as a probe's window records it: 0 under two ticks (kStealFloorSeconds).
   double counted_steal() const { return stolen_seconds >= kStealFloorSeconds ? steal : 0; }
-  // Apart (over apart_handoff() times `fastest`, the fastest hand-off so far) or counted_steal
-  // over kQuietSteal.
-  bool disturbed(double fastest) const;
+  // The cores' caches crowded: the cache reading over kCrowdedCache times `fastest_cache`.
+  bool crowded(double fastest_cache) const;
+  // Apart (over apart_handoff() times the fastest hand-off so far), counted_steal over
+  // kQuietSteal, or crowded against the fastest cache reading.
+  bool disturbed(const Fastest& fastest) const;
 };
 Window window_between(const WindowEdge& before, const WindowEdge& after, int cpus);
 
@@ -71,24 +96,25 @@ int online_cpus();
 
 // Runs unit(0), unit(1), ... unit(units - 1), each between two edges read by `edge()` (the edge
 // after one unit is the edge before the next), and times a unit again while its window was
-// disturbed against the fastest hand-off so far (`fastest`, or a faster edge's); then, as the
+// disturbed against the fastest readings so far (`fastest`, or a faster edge's); then, as the
 // fastest may have come after them (or during those timed again), judges the kept units again
 // against it, and times those disturbed again, until none is or the budget is spent. `units`
 // more at most in all (a probe takes at most twice its time, and its polls). Before each unit
 // timed again, waits for a quiet window: `pause()`, then an edge, until the window between the
 // last two edges is not disturbed or the probe's polls (`window.waits`) reach `wait_polls`
 // (quiet_wait_polls(): kQuietWaitSeconds / kQuietPollSeconds unless set); once they have, a
-// unit is timed again at once. Returns what each kept unit returned, in order, and in `window`
-// the units kept and timed again, the polls, the kept windows' slowest hand-off and highest
-// counted steal (over `cpus` CPUs), and the fastest hand-off at the end. A unit that runs again
-// runs as it ran the first time (the caller's buffers as the last unit left them).
+// unit is timed again at once. Returns what each kept unit returned with its window, in order,
+// and in `window` the units kept and timed again, the polls, the kept windows' slowest
+// hand-off, highest counted steal (over `cpus` CPUs) and slowest cache reading, and the fastest
+// readings at the end. A unit that runs again runs as it ran the first time (the caller's
+// buffers as the last unit left them).
 template <class Unit, class Edge, class Pause>
-auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, double fastest,
-                 ProbeWindow& window, int wait_polls = quiet_wait_polls()) {
+auto quiet_windows(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, Fastest fastest,
+                   ProbeWindow& window, int wait_polls = quiet_wait_polls()) {
   using Kept = decltype(unit(0));
   const auto read = [&] {
     const WindowEdge e = edge();
-    if (e.handoff > 0 && (fastest <= 0 || e.handoff < fastest)) fastest = e.handoff;
+    fastest.note(e);
     return e;
   };
   WindowEdge before = read();
@@ -136,26 +162,49 @@ auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, d
     again_judged = false;
     for (int k = 0; k < units && again > 0; ++k) again_judged |= settle(k, results[k]);
   }
-  std::vector<Kept> kept;
-  for (auto& [value, w] : results) {
+  for (const auto& [value, w] : results) {
     window.kept += 1;
     window.handoff = std::max(window.handoff, w.handoff);
     window.steal = std::max(window.steal, w.counted_steal());
-    kept.push_back(std::move(value));
+    window.cache = std::max(window.cache, w.cache);
   }
-  window.best_handoff = fastest;
+  window.best_handoff = fastest.handoff;
+  window.best_cache = window.cache > 0 ? fastest.cache : 0;
+  return results;
+}
+
+// quiet_windows' kept values alone.
+template <class Unit, class Edge, class Pause>
+auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, Fastest fastest,
+                 ProbeWindow& window, int wait_polls = quiet_wait_polls()) {
+  auto results = quiet_windows(units, std::forward<Unit>(unit), std::forward<Edge>(edge),
+                               std::forward<Pause>(pause), cpus, fastest, window, wait_polls);
+  std::vector<typename decltype(results)::value_type::first_type> kept;
+  for (auto& result : results) kept.push_back(std::move(result.first));
   return kept;
 }
 
-// quiet_units with the edges of `group`'s devices' cores (window_edge), kQuietPollSeconds of
-// sleep between polls, this machine's CPUs and the fastest hand-off this process measured on
-// as many devices.
+// The edges of `group`'s devices' cores (window_edge), kQuietPollSeconds of sleep between
+// polls, this machine's CPUs and the fastest readings this process measured on as many devices,
+// for quiet_windows and quiet_units.
+struct GroupEdges {
+  DeviceGroup& group;
+  WindowEdge operator()() const { return window_edge(group); }
+  static void pause() {
+    std::this_thread::sleep_for(std::chrono::duration<double>(kQuietPollSeconds));
+  }
+  Fastest fastest() const {
+    const int devices = group.plan().devices;
+    return {best_handoff_seconds(devices), best_cache_seconds(devices)};
+  }
+};
+
+// quiet_units on GroupEdges.
 template <class Unit>
 auto in_quiet_windows(DeviceGroup& group, int units, Unit&& unit, ProbeWindow& window) {
-  return quiet_units(
-      units, std::forward<Unit>(unit), [&] { return window_edge(group); },
-      [] { std::this_thread::sleep_for(std::chrono::duration<double>(kQuietPollSeconds)); },
-      online_cpus(), best_handoff_seconds(group.plan().devices), window);
+  const GroupEdges edges{group};
+  return quiet_units(units, std::forward<Unit>(unit), edges, &GroupEdges::pause, online_cpus(),
+                     edges.fastest(), window);
 }
 
 }  // namespace tandem::detail

@@ -65,15 +65,12 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
   cmd->add_option("--name", o.name, "The profile's name")->capture_default_str();
   cmd->add_flag("--allow-disturbed", o.allow_disturbed,
                 "Write the profile even where a probe of devices at once kept timings taken with "
-                "the devices' cores apart or their time taken by the hypervisor (each probe "
+                "the devices' cores apart, their time taken by the hypervisor or their caches "
+                "crowded (each probe "
                 "times such a round again, up to its number of rounds, after waiting up to "
                 "--quiet-wait for a quiet window; the profile records where each ran); without "
                 "it calibrate then fails and writes nothing");
-  cmd->add_option("--apart-handoff", o.apart_handoff,
-                  "A probe's devices' cores count as apart (its round timed again) when a "
-                  "hand-off between them takes over this many times the fastest measured")
-      ->check(CLI::Range(1.0, 1e6))
-      ->capture_default_str();
+  add_apart_handoff_option(*cmd, o.apart_handoff);
   add_quiet_wait_option(*cmd, o.quiet_wait);
   return cmd;
 }

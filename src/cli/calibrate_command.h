@@ -36,7 +36,7 @@ struct CalibrateOptions {
   // (window_check.h); by default calibrate then fails and writes nothing.
   bool allow_disturbed = false;
   // A hand-off between the devices' cores over this many times the fastest counts as apart.
-  double apart_handoff = 3.0;
+  double apart_handoff = detail::kApartHandoff;
   // Seconds a probe waits at most, over all its rounds, for quiet windows to time a round again.
   double quiet_wait = detail::kQuietWaitSeconds;
 };

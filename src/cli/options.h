@@ -65,6 +65,10 @@ void add_timing_options(CLI::App& command, int& steps, int& repeats);
 // time stolen before it times a round again (0 to 3600; detail::set_quiet_wait).
 void add_quiet_wait_option(CLI::App& command, double& seconds);
 
+// --apart-handoff TIMES (calibrate, bench validate): a window's devices' cores count as apart
+// over this many times the fastest hand-off (1 to 1e6; detail::set_apart_handoff).
+void add_apart_handoff_option(CLI::App& command, double& times);
+
 // "4096,2048" -> {4096, 2048}. ConfigError naming the bad entry for an empty list, an
 // empty entry, a non-integer or a width <= 0.
 std::vector<int64_t> parse_layer_widths(const std::string& text);

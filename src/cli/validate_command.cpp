@@ -31,6 +31,13 @@ int report_validation(const ValidationPlan& plan, const ValidationMeasurements& 
   const auto& calibrations = measured_runs.calibrations;
   const auto &memory_shares = measured_runs.memory_shares,
              &compute_shares = measured_runs.compute_shares;
+  // Each model's repetitions as one probe's window, where they had windows.
+  nlohmann::json measured_windows = nlohmann::json::array();
+  for (size_t m = 0; m < measured_runs.measured_windows.size(); ++m) {
+    measured_windows.push_back(
+        {{"model", fmt::format("{}", fmt::join(plan.models[m], "-"))},
+         {"window", detail::probe_window_json(measured_runs.measured_windows[m])}});
+  }
   // Each row's speedup against its model and batch's 1-device run (kinds[0]).
   std::vector<detail::ValidationRow> rows;
   nlohmann::json measured = nlohmann::json::array();
@@ -70,6 +77,8 @@ int report_validation(const ValidationPlan& plan, const ValidationMeasurements& 
                         {"per_repetition", m.per_repetition},
                         {"handoff_per_repetition", m.handoff_per_repetition},
                         {"steal_per_repetition", m.steal_per_repetition},
+                        {"cache_per_repetition", m.cache_per_repetition},
+                        {"redone", m.redone},
                         {"measured_phases", m.phases},
                         {"algorithm", p.algorithm},
                         {"predicted_phases", p.phases},
@@ -89,7 +98,9 @@ int report_validation(const ValidationPlan& plan, const ValidationMeasurements& 
         {"concurrency_probes",
          {{"memory_share", memory_shares},
           {"compute_share", compute_shares},
-          {"best_handoff", measured_runs.best_handoff}}},
+          {"best_handoff", measured_runs.best_handoff},
+          {"best_cache", measured_runs.best_cache}}},
+        {"measured_windows", measured_windows},
         {"threads_per_device", hw.device.threads},
         {"devices", n},
         {"steps", o.steps},
@@ -152,6 +163,7 @@ CLI::App* add_validate_command(CLI::App& bench, ValidateOptions& o) {
                   "Write the profile, measurements and predictions as JSON to PATH")
       ->type_name("PATH");
   add_quiet_wait_option(*cmd, o.quiet_wait);
+  add_apart_handoff_option(*cmd, o.apart_handoff);
   return cmd;
 }
 
@@ -167,6 +179,7 @@ int run_validate(const ValidateOptions& o) {
                       "a profile from tandem calibrate");
   }
   detail::set_quiet_wait(o.quiet_wait);
+  detail::set_apart_handoff(o.apart_handoff);
   detail::World* world = detail::current_world();
   const ValidationPlan plan = plan_validation(o, hw, world);
   const ValidationMeasurements measured = measure_validation(plan, o, hw, world);

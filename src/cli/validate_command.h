@@ -32,6 +32,9 @@ struct ValidateOptions {
   std::string json_path;
   // Seconds a refit's probe of devices at once waits at most for quiet windows.
   double quiet_wait = detail::kQuietWaitSeconds;
+  // How many times the fastest hand-off counts as apart, in the refits' probes and the
+  // repetitions' windows.
+  double apart_handoff = detail::kApartHandoff;
   // Committed runs (--json of earlier validations): their measurements against this build's
   // predictions, each from its own profile or --hardware; nothing is measured. Several runs
   // of the same configurations: a configuration misses when it misses in more than half.

@@ -56,11 +56,13 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
       }
     }
     uint64_t seed = 100;
+    detail::ProbeWindow model_window;  // this model's repetitions, every batch
     for (int64_t batch : batches) {
       // Every rank makes the multi-rank runs, in the same order (their steps are collective);
       // rank 0 alone the 1-device ones.
       std::vector<std::unique_ptr<detail::StepRun>> runs;
       std::vector<std::vector<detail::Window>> windows(kinds.size());
+      std::vector<int> redone(kinds.size(), 0);
       for (const ValidationKind& k : kinds) {
         if (k.ranks == 1 && !reporter) {
           runs.push_back(nullptr);
@@ -96,18 +98,34 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
         // Each round starts one configuration later, so that none always follows the same
         // one; every rank rotates alike. (The same configuration built twice still measures
         // apart with this: docs/SCALING.md, "one configuration built twice".)
-        detail::WindowEdge before = edges ? detail::window_edge(*edges) : detail::WindowEdge{};
+        std::vector<size_t> order;
         for (size_t j = 0; j < runs.size(); ++j) {
           const size_t at = (j + static_cast<size_t>(rep)) % runs.size();
-          auto& r = runs[at];
-          if (!r) continue;
-          r->settle(seed);
-          r->time(o.steps, seed);
-          if (edges) {
-            const detail::WindowEdge after = detail::window_edge(*edges);
-            windows[at].push_back(detail::window_between(before, after, cpus));
-            before = after;
+          if (runs[at]) order.push_back(at);
+        }
+        if (!edges) {
+          for (size_t at : order) {
+            runs[at]->settle(seed);
+            runs[at]->time(o.steps, seed);
           }
+          continue;
+        }
+        // A repetition timed again replaces the one its disturbed window held.
+        std::vector<int> calls(order.size(), 0);
+        const detail::GroupEdges group_edges{*edges};
+        const auto kept = detail::quiet_windows(
+            static_cast<int>(order.size()),
+            [&](int u) {
+              auto& r = runs[order[static_cast<size_t>(u)]];
+              if (calls[static_cast<size_t>(u)]++ > 0) r->forget_last();
+              r->settle(seed);
+              r->time(o.steps, seed);
+              return u;
+            },
+            group_edges, &detail::GroupEdges::pause, cpus, group_edges.fastest(), model_window);
+        for (size_t u = 0; u < order.size(); ++u) {
+          windows[order[u]].push_back(kept[u].second);
+          redone[order[u]] += calls[u] - 1;
         }
       }
       for (size_t i = 0; reporter && i < runs.size(); ++i) {
@@ -118,14 +136,18 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
                          runs[i]->seconds(),
                          runs[i]->phase_seconds(),
                          {},
-                         {}};
+                         {},
+                         {},
+                         redone[i]};
         for (const detail::Window& w : windows[i]) {
           m.handoff_per_repetition.push_back(w.handoff);
           m.steal_per_repetition.push_back(w.counted_steal());
+          m.cache_per_repetition.push_back(w.cache);
         }
         all.push_back(m);
       }
     }
+    if (edges && reporter) out.measured_windows.push_back(model_window);
     if (!calibration.empty()) {
       // The model's weight-gradient GEMMs, whole and as one of the n devices' shards (what
       // weight-gradient sharding keeps of the pass), where the run has CPU devices.
@@ -153,22 +175,28 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
   }
   if (!reporter) return out;
   if (edges) {
-    // Where the repetitions ran, against the fastest hand-off of the whole run.
+    // Where the kept repetitions ran, against the fastest readings of the whole run.
     out.best_handoff = detail::best_handoff_seconds(n);
-    int apart = 0, taken = 0, repetitions = 0;
+    out.best_cache = detail::best_cache_seconds(n);
+    int apart = 0, taken = 0, crowded = 0, repetitions = 0, redone = 0, waits = 0;
     for (const MeasuredConfig& m : all) {
+      redone += m.redone;
       for (size_t k = 0; k < m.handoff_per_repetition.size(); ++k) {
         ++repetitions;
         apart += m.handoff_per_repetition[k] > detail::apart_handoff() * out.best_handoff;
         taken += m.steal_per_repetition[k] > detail::kQuietSteal;
+        crowded += m.cache_per_repetition[k] > detail::kCrowdedCache * out.best_cache;
       }
     }
+    for (const detail::ProbeWindow& w : out.measured_windows) waits += w.waits;
     fmt::print(
-        "where the repetitions ran: {} of {} with the devices' cores apart (a hand-off over {}x "
-        "the fastest, {:.0f} ns), {} with over {:.0f}% of the CPUs' time taken by the "
-        "hypervisor\n",
+        "where the repetitions ran: {} of {} kept with the devices' cores apart (a hand-off over "
+        "{}x the fastest, {:.0f} ns), {} with over {:.0f}% of the CPUs' time taken by the "
+        "hypervisor, {} with their caches crowded (a cache reading over {}x the fastest, {:.1f} "
+        "us); {} timed again, after {:.2f} s waiting for quiet windows\n",
         apart, repetitions, detail::apart_handoff(), out.best_handoff * 1e9, taken,
-        detail::kQuietSteal * 100);
+        detail::kQuietSteal * 100, crowded, detail::kCrowdedCache, out.best_cache * 1e6, redone,
+        waits * detail::kQuietPollSeconds);
   }
   if (refresh && ranks == 1) {
     hw.device.concurrent_memory_share = std::min(1.0, detail::median_of(memory_shares));

@@ -1,6 +1,10 @@
 // The measurements of `tandem bench validate`: every configuration of its plan for each model
 // and batch, interleaved, and each model's 1-device curve measured again between them (with
-// the probes of devices at once), which refit the profile the predictions are made from.
+// the probes of devices at once), which refit the profile the predictions are made from. On
+// one process of several devices, a repetition whose window was disturbed (the devices' cores
+// apart, their time taken, or their caches crowded: window_check.h) is timed again in a quiet
+// window, as calibrate's probes of devices at once are, so that the steps measured and the
+// probes they are predicted from ran on the same quiet machine.
 #pragma once
 
 #include <cstdint>
@@ -24,10 +28,13 @@ struct MeasuredConfig {
   double seconds;
   std::vector<double> per_repetition;
   std::map<std::string, double> phases;
-  // On one process of 2 or more devices, each repetition's window (window_check.h): the slower
-  // hand-off between the devices' cores at its edges, seconds one way, and the share of the
-  // CPUs' time the hypervisor took (Window::counted_steal); empty otherwise.
-  std::vector<double> handoff_per_repetition, steal_per_repetition;
+  // On one process of 2 or more devices, each kept repetition's window (window_check.h): the
+  // slower hand-off between the devices' cores at its edges, seconds one way, the share of the
+  // CPUs' time the hypervisor took (Window::counted_steal), and the slower cache reading
+  // (seconds); empty otherwise. And the repetitions timed again because their window was
+  // disturbed (each replaced by the next).
+  std::vector<double> handoff_per_repetition, steal_per_repetition, cache_per_repetition;
+  int redone = 0;
 };
 
 struct ValidationMeasurements {
@@ -35,6 +42,10 @@ struct ValidationMeasurements {
   nlohmann::json calibrations = nlohmann::json::array();  // each model's refitted curve
   std::vector<double> memory_shares, compute_shares;      // the probe rounds
   double best_handoff = 0;  // the fastest hand-off the run measured (0: none)
+  double best_cache = 0;    // the fastest cache reading the run measured (0: none)
+  // On one process of 2 or more devices, each model's repetitions as one probe's window (its
+  // polls waiting for quiet shared by all its batches), by model; empty otherwise.
+  std::vector<detail::ProbeWindow> measured_windows;
 };
 
 // Measures the plan (every rank takes part in the multi-rank runs) and refits `hardware`'s

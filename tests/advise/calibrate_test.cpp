@@ -332,6 +332,37 @@ TEST(Calibrate, EachRepetitionKeepsItsOwnPhases) {
   EXPECT_EQ(run.phase_per_step_each(Phase::data).size(), 3u);
 }
 
+// A repetition forgotten (one timed again in a quiet window replaces it) leaves the seconds,
+// the phases of each repetition and the phases over everything timed as they were before it;
+// the next repetition counts as usual; nothing timed, nothing to forget.
+TEST(Calibrate, AForgottenRepetitionLeavesNoTrace) {
+  StrategyOptions one;
+  one.devices = 1;
+  one.threads_per_device = 1;
+  StepRun run(dense_stack({16, 8, 4}), 8, one);
+  test::expect_error<Error>([&] { run.forget_last(); }, {"forget_last", "nothing timed"});
+  uint64_t seed = 1;
+  run.settle(seed);
+  run.time(3, seed);
+  const std::vector<double> seconds = run.seconds();
+  const std::vector<double> updates = run.phase_per_step_each(Phase::optimizer);
+  const std::map<std::string, double> phases = run.phase_seconds();
+  run.settle(seed);
+  run.time(5, seed);
+  ASSERT_EQ(run.seconds().size(), 2u);
+  run.forget_last();
+  EXPECT_EQ(run.seconds(), seconds);
+  EXPECT_EQ(run.phase_per_step_each(Phase::optimizer), updates);
+  for (const auto& [name, value] : phases) {
+    EXPECT_NEAR(run.phase_seconds().at(name), value, 1e-9 * std::max(value, 1e-6)) << name;
+  }
+  run.time(2, seed);
+  const std::vector<double> kept = run.phase_per_step_each(Phase::optimizer);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_NEAR((3 * kept[0] + 2 * kept[1]) / 5, run.phase_seconds().at(phase_name(Phase::optimizer)),
+              1e-12);
+}
+
 // Shards are timed for 2, 4, 8, ... devices below the profile's and for its own count.
 TEST(Calibrate, ShardsAreTimedForPowersOfTwoAndTheProfilesDevices) {
   EXPECT_EQ(shard_device_counts(1), std::vector<int>{});

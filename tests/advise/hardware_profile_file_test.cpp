@@ -262,7 +262,8 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
   j["device"]["update_contention"] = {{{"bytes", 262144}, {"own", 1.05}, {"shard", 3.0}}};
   j["device"]["update_contention_devices"] = 2;
   const json window = {{"kept", 7},     {"redone", 2},           {"handoff", 40e-9},
-                       {"steal", 0.01}, {"best_handoff", 25e-9}, {"waits", 12}};
+                       {"steal", 0.01}, {"best_handoff", 25e-9}, {"waits", 12},
+                       {"cache", 6e-6}, {"best_cache", 5e-6}};
   j["device"]["update_contention_window"] = window;
   const json times = {{"forward_alone", 1e-3},
                       {"backward_alone", 2e-3},
@@ -281,7 +282,9 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
                 {"window", window}};
   steps["window"]["redone"] = 0;
   steps["window"]["handoff"] = 200e-9;
-  steps["window"].erase("waits");  // as profiles before the waits
+  steps["window"].erase("waits");  // as profiles before the waits and the cache readings
+  steps["window"].erase("cache");
+  steps["window"].erase("best_cache");
   j["device"]["dense_rates"] = {{{"widths", {784, 256, 10}},
                                  {"sustained_flops", 1e11},
                                  {"half_rows", 12},
@@ -299,6 +302,12 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
   EXPECT_EQ(s.redone, 0);
   EXPECT_EQ(u.waits, 12);
   EXPECT_EQ(s.waits, 0);
+  EXPECT_DOUBLE_EQ(u.cache, 6e-6);
+  EXPECT_DOUBLE_EQ(u.best_cache, 5e-6);
+  EXPECT_EQ(s.cache, 0);
+  EXPECT_EQ(s.best_cache, 0);
+  // Written as read.
+  EXPECT_EQ(probe_window_json(u), window);
   EXPECT_TRUE(s.disturbed());  // 200 ns, 8x the fastest
   // The profile's disturbed windows: the steps at once's only.
   ASSERT_EQ(disturbed_windows(hw).size(), 1u);
@@ -326,6 +335,11 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
          w["waits"] = 3;
        },
        "'waits' 3 with 'redone' 0"},
+      {[](json& w) { w.erase("best_cache"); }, "both 'cache' and 'best_cache' or neither"},
+      {[](json& w) { w.erase("cache"); }, "both 'cache' and 'best_cache' or neither"},
+      {[](json& w) { w["cache"] = 0; }, "'cache' must be > 0"},
+      {[](json& w) { w["best_cache"] = -1e-6; }, "'best_cache' must be > 0"},
+      {[](json& w) { w["best_cache"] = 7e-6; }, "'cache' is less than 'best_cache'"},
   };
   expect_each_refused(dir, j, "/device/update_contention_window", "update_contention: window",
                       broken);

@@ -70,39 +70,90 @@ TEST(WindowCheck, AWindowIsDisturbedWhenTheCoresAreApartOrTaken) {
   const Window near = window_between({25e-9, 10, at(0)}, {30e-9, 10, at(1)}, 2);
   EXPECT_DOUBLE_EQ(near.handoff, 30e-9);
   EXPECT_EQ(near.steal, 0);
-  EXPECT_FALSE(near.disturbed(25e-9));
-  EXPECT_TRUE(near.disturbed(9e-9));  // against a faster best: apart
-  EXPECT_FALSE(near.disturbed(0));    // no best yet
+  EXPECT_FALSE(near.disturbed({25e-9}));
+  EXPECT_TRUE(near.disturbed({9e-9}));  // against a faster best: apart
+  EXPECT_FALSE(near.disturbed({0}));    // no best yet
   const Window apart = window_between({170e-9, 10, at(0)}, {25e-9, 10, at(1)}, 2);
-  EXPECT_TRUE(apart.disturbed(25e-9));
+  EXPECT_TRUE(apart.disturbed({25e-9}));
   // 0.5 s of 2 CPUs' 2 s stolen: 25%.
   const Window taken = window_between({25e-9, 10, at(0)}, {25e-9, 10.5, at(1)}, 2);
   EXPECT_DOUBLE_EQ(taken.steal, 0.25);
   EXPECT_DOUBLE_EQ(taken.counted_steal(), 0.25);
-  EXPECT_TRUE(taken.disturbed(25e-9));
+  EXPECT_TRUE(taken.disturbed({25e-9}));
   // One tick (10 ms) of one CPU's 0.1 s: 10%, but under the floor.
   const Window tick = window_between({25e-9, 10, at(0)}, {25e-9, 10.01, at(0.1)}, 1);
   EXPECT_NEAR(tick.steal, 0.1, 1e-9);
   EXPECT_EQ(tick.counted_steal(), 0);
-  EXPECT_FALSE(tick.disturbed(25e-9));
+  EXPECT_FALSE(tick.disturbed({25e-9}));
   // Two ticks, whose seconds' difference rounds under 0.02: counted.
   const Window two = window_between({25e-9, 8.80, at(0)}, {25e-9, 8.82, at(0.1)}, 1);
   EXPECT_GT(two.counted_steal(), 0.19);
-  EXPECT_TRUE(two.disturbed(25e-9));
+  EXPECT_TRUE(two.disturbed({25e-9}));
   // Steal unknown at either edge: none.
   EXPECT_EQ(window_between({25e-9, -1, at(0)}, {25e-9, 10, at(1)}, 2).steal, 0);
 }
 
-// Edges read in order from a script of hand-offs (steal not known; past its end, its last),
-// the units' calls, and the pauses between polls.
+// A window's cache reading is the slower of its edges' (none where either edge has none);
+// crowded over kCrowdedCache times the fastest, and then disturbed with the cores near and
+// nothing stolen.
+TEST(WindowCheck, AWindowIsCrowdedWhenItsCacheReadingIsSlow) {
+  const Clock::time_point now = Clock::now();
+  const Window w = window_between({25e-9, -1, now, 5e-6}, {25e-9, -1, now, 7.5e-6}, 2);
+  EXPECT_DOUBLE_EQ(w.cache, 7.5e-6);
+  EXPECT_TRUE(w.crowded(5e-6));  // 1.5x
+  EXPECT_TRUE(w.disturbed({25e-9, 5e-6}));
+  EXPECT_FALSE(w.crowded(5.5e-6));  // 1.36x
+  EXPECT_FALSE(w.disturbed({25e-9, 5.5e-6}));
+  EXPECT_FALSE(w.crowded(0));  // no fastest yet
+  EXPECT_FALSE(w.disturbed({25e-9}));
+  EXPECT_EQ(window_between({25e-9, -1, now, 5e-6}, {25e-9, -1, now}, 2).cache, 0);
+  // The fastest readings an edge brings.
+  Fastest fastest{30e-9, 6e-6};
+  fastest.note({25e-9, -1, now, 7e-6});
+  EXPECT_DOUBLE_EQ(fastest.handoff, 25e-9);
+  EXPECT_DOUBLE_EQ(fastest.cache, 6e-6);
+  fastest.note({40e-9, -1, now, 5e-6});
+  EXPECT_DOUBLE_EQ(fastest.handoff, 25e-9);
+  EXPECT_DOUBLE_EQ(fastest.cache, 5e-6);
+  Fastest none;
+  none.note({0, -1, now, 0});
+  EXPECT_EQ(none.handoff, 0);
+  EXPECT_EQ(none.cache, 0);
+}
+
+// The devices' cache reading on real devices: every device streams its own buffers; the
+// slowest device's best pass, noted as the fastest for that many devices.
+TEST(WindowCheck, TheCacheReadingTimesEveryDevice) {
+  for (const int devices : {1, 2}) {
+    DeviceGroup group(plan_devices(devices, 1));
+    double fastest = 1;
+    for (int i = 0; i < 3; ++i) {
+      const double seconds = cache_seconds(group);
+      EXPECT_GT(seconds, 0);
+      EXPECT_LT(seconds, 1);
+      fastest = std::min(fastest, seconds);
+    }
+    EXPECT_GT(best_cache_seconds(devices), 0);
+    EXPECT_LE(best_cache_seconds(devices), fastest);
+    const WindowEdge edge = window_edge(group);
+    EXPECT_GT(edge.cache, 0);
+    EXPECT_EQ(edge.handoff > 0, devices > 1);
+  }
+}
+
+// Edges read in order from a script of hand-offs and, where given, cache readings (steal not
+// known; past their end, their last), the units' calls, and the pauses between polls.
 struct Script {
   std::vector<double> handoffs;
+  std::vector<double> caches = {};
   size_t next = 0;
   std::vector<int> calls;
   int pauses = 0;
 
   WindowEdge edge() {
-    return {handoffs.at(std::min(next++, handoffs.size() - 1)), -1, Clock::now()};
+    const size_t at = next++;
+    const double cache = caches.empty() ? 0 : caches.at(std::min(at, caches.size() - 1));
+    return {handoffs.at(std::min(at, handoffs.size() - 1)), -1, Clock::now(), cache};
   }
 };
 
@@ -114,7 +165,7 @@ std::vector<int> run(Script& s, int units, ProbeWindow& window, double fastest =
         s.calls.push_back(k);
         return 100 * k + call++;  // which call of which unit
       },
-      [&] { return s.edge(); }, [&] { ++s.pauses; }, 2, fastest, window);
+      [&] { return s.edge(); }, [&] { ++s.pauses; }, 2, {fastest}, window);
 }
 
 TEST(WindowCheck, UnitsInQuietWindowsAreKeptInOrder) {
@@ -216,7 +267,8 @@ TEST(WindowCheck, APersistentlyDisturbedProbeStopsTimingAgainAndSaysSo) {
   EXPECT_EQ(s.pauses, quiet_wait_polls());
   EXPECT_DOUBLE_EQ(window.handoff, 170e-9);
   EXPECT_TRUE(window.disturbed());
-  EXPECT_NE(window.words().find("apart or taken"), std::string::npos) << window.words();
+  EXPECT_NE(window.words().find("apart, taken or their caches crowded"), std::string::npos)
+      << window.words();
   // A faster hand-off measured before the probe judges its first window too.
   Script before{{30e-9, 30e-9, 30e-9}};
   ProbeWindow w;
@@ -225,16 +277,50 @@ TEST(WindowCheck, APersistentlyDisturbedProbeStopsTimingAgainAndSaysSo) {
   EXPECT_TRUE(w.disturbed());
 }
 
+// With the cores near and nothing stolen, a unit whose cache reading was crowded is timed
+// again once a poll's window is not; the record keeps the kept windows' slowest reading and
+// the fastest, and says when a kept one was crowded.
+TEST(WindowCheck, AUnitWhoseCachesWereCrowdedIsTimedAgain) {
+  Script s{{25e-9}, {5e-6, 5.1e-6, 9e-6, 9e-6, 5e-6, 5.2e-6, 5.1e-6}};
+  ProbeWindow window;
+  const std::vector<int> kept = run(s, 2, window);
+  EXPECT_EQ(s.calls, (std::vector<int>{0, 1, 1}));
+  EXPECT_EQ(kept, (std::vector<int>{0, 102}));
+  EXPECT_EQ(window.redone, 1);
+  EXPECT_EQ(window.waits, 3);  // [9, 9] and [9, 5] crowded, then [5, 5.2] quiet
+  EXPECT_DOUBLE_EQ(window.cache, 5.2e-6);
+  EXPECT_DOUBLE_EQ(window.best_cache, 5e-6);
+  EXPECT_FALSE(window.disturbed()) << window.words();
+  EXPECT_NE(window.words().find("cache 5.2 us (fastest 5.0 us)"), std::string::npos)
+      << window.words();
+  // Crowded for good: kept crowded, and the record says so.
+  Script crowded{{25e-9}, {5e-6, 9e-6}};
+  ProbeWindow spent;
+  spent.waits = quiet_wait_polls();
+  run(crowded, 1, spent);
+  EXPECT_EQ(spent.redone, 1);
+  EXPECT_DOUBLE_EQ(spent.cache, 9e-6);
+  EXPECT_TRUE(spent.disturbed());
+  EXPECT_NE(spent.words().find("caches crowded"), std::string::npos) << spent.words();
+  // Edges without a cache reading record none.
+  Script plain{{25e-9}};
+  ProbeWindow none;
+  run(plain, 1, none);
+  EXPECT_EQ(none.cache, 0);
+  EXPECT_EQ(none.best_cache, 0);
+  EXPECT_EQ(none.words().find("cache"), std::string::npos) << none.words();
+}
+
 // How many times the fastest counts as apart is one setting for the process (calibrate
 // --apart-handoff), 1 or more; the windows and the records are judged with it.
 TEST(WindowCheck, TheApartFactorIsSetForTheProcess) {
   EXPECT_EQ(apart_handoff(), kApartHandoff);
   const Window w = window_between({25e-9, -1, Clock::now()}, {60e-9, -1, Clock::now()}, 2);
   const ProbeWindow record{1, 0, 60e-9, 0, 25e-9};
-  EXPECT_FALSE(w.disturbed(25e-9));
+  EXPECT_FALSE(w.disturbed({25e-9}));
   EXPECT_FALSE(record.disturbed());
   set_apart_handoff(2);
-  EXPECT_TRUE(w.disturbed(25e-9));
+  EXPECT_TRUE(w.disturbed({25e-9}));
   EXPECT_TRUE(record.disturbed());
   set_apart_handoff(kApartHandoff);
   for (const double bad : {0.5, -1.0, std::nan("")}) {
@@ -301,6 +387,22 @@ TEST(WindowCheck, AProfilesDisturbedWindowsAreNamed) {
   EXPECT_EQ(disturbed_windows(hw).size(), 2u);
   hw.device.dense_rates[0].weight_grad_gemms[1].at_once_window.handoff = 301e-9;
   EXPECT_EQ(disturbed_windows(hw).size(), 3u);
+  // Cache readings, judged against the fastest of the windows that have one on as many
+  // devices: 7 us is 1.17x the update's own fastest and 1.4x the steps' (5 us) plus a little.
+  hw.device.update_contention_window.handoff = 30e-9;
+  hw.device.dense_rates[0].weight_grad_gemms[0].at_once_window.steal = 0.01;
+  hw.device.dense_rates[0].weight_grad_gemms[1].at_once_window.handoff = 200e-9;
+  ASSERT_TRUE(disturbed_windows(hw).empty());
+  hw.device.update_contention_window.cache = 7.1e-6;
+  hw.device.update_contention_window.best_cache = 6e-6;
+  EXPECT_FALSE(hw.device.update_contention_window.disturbed());
+  EXPECT_TRUE(disturbed_windows(hw).empty());  // the steps' window has no reading
+  hw.device.dense_rates[0].weight_grad_gemms[0].at_once_window.cache = 5e-6;
+  hw.device.dense_rates[0].weight_grad_gemms[0].at_once_window.best_cache = 5e-6;
+  const std::vector<std::string> crowded = disturbed_windows(hw);
+  ASSERT_EQ(crowded.size(), 1u);
+  EXPECT_NE(crowded[0].find("update_contention"), std::string::npos) << crowded[0];
+  EXPECT_NE(crowded[0].find("cache 7.1 us (fastest 5.0 us)"), std::string::npos) << crowded[0];
 }
 
 }  // namespace

@@ -772,10 +772,11 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
                              "' --models '512;128,128' --batches 64 --steps 1 --repeats 1 "
                              "--calibration-rows 16,2048 --quiet-wait 0";
   // 0.05 MB buckets: 784-128-128-10 in two buckets instead of the default's one; 784-512-10's
-  // layers are larger than both sizes, so its buckets do not change (predicted equal).
+  // layers are larger than both sizes, so its buckets do not change (predicted equal). Any
+  // hand-off over the fastest counts as apart (--apart-handoff 1): repetitions are timed again.
   const CliResult pass = run_cli(common +
                                      " --bucket-mb 0.05 --speedup-tolerance 1e9 "
-                                     "--step-tolerance 1e9 --json '" +
+                                     "--step-tolerance 1e9 --apart-handoff 1 --json '" +
                                      dir.file("v.json") + "'",
                                  dir);
   ASSERT_EQ(pass.exit_code, 0) << pass.err;
@@ -823,16 +824,39 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
     EXPECT_EQ(gemms.at("window").at("kept"), 2);
   }
   EXPECT_THAT(pass.out, HasSubstr("where the steps at once ran: 2 units"));
-  // Where each configuration's repetition ran: its window's hand-off and steal, one each.
+  // Where each configuration's repetition ran: its window's hand-off, steal and cache reading,
+  // one each; a repetition timed again replaced the one before (one repetition kept).
+  int redone = 0;
   for (const auto& row : j.at("rows")) {
+    ASSERT_EQ(row.at("per_repetition").size(), 1u) << row.at("config");
     ASSERT_EQ(row.at("handoff_per_repetition").size(), 1u) << row.at("config");
     EXPECT_GT(row.at("handoff_per_repetition")[0].get<double>(), 0);
     ASSERT_EQ(row.at("steal_per_repetition").size(), 1u);
     EXPECT_GE(row.at("steal_per_repetition")[0].get<double>(), 0);
+    ASSERT_EQ(row.at("cache_per_repetition").size(), 1u);
+    EXPECT_GE(row.at("cache_per_repetition")[0].get<double>(),
+              j.at("concurrency_probes").at("best_cache").get<double>());
+    EXPECT_GE(row.at("redone").get<int>(), 0);
+    redone += row.at("redone").get<int>();
   }
+  EXPECT_GT(redone, 0);
   EXPECT_GT(j.at("concurrency_probes").at("best_handoff").get<double>(), 0);
+  EXPECT_GT(j.at("concurrency_probes").at("best_cache").get<double>(), 0);
+  // Each model's repetitions as one window: its 6 kept, those timed again, no polls.
+  ASSERT_EQ(j.at("measured_windows").size(), 2u);
+  EXPECT_EQ(j.at("measured_windows")[1].at("model"), "784-128-128-10");
+  int windows_redone = 0;
+  for (const auto& w : j.at("measured_windows")) {
+    EXPECT_EQ(w.at("window").at("kept"), 6);
+    EXPECT_EQ(w.at("window").at("waits"), 0);
+    EXPECT_GT(w.at("window").at("best_cache").get<double>(), 0);
+    windows_redone += w.at("window").at("redone").get<int>();
+  }
+  EXPECT_EQ(windows_redone, redone);
   EXPECT_THAT(pass.out, HasSubstr("where the repetitions ran: "));
-  EXPECT_THAT(pass.out, HasSubstr(" of 12 with the devices' cores apart"));
+  EXPECT_THAT(pass.out, HasSubstr(" of 12 kept with the devices' cores apart"));
+  EXPECT_THAT(pass.out,
+              HasSubstr("; " + std::to_string(redone) + " timed again, after 0.00 s waiting"));
   EXPECT_THAT(pass.out, HasSubstr("weight-gradient shards of 1 of 2 devices"));
   EXPECT_THAT(pass.out, HasSubstr("with all devices at once over one device's alone: 16 rows "));
   EXPECT_THAT(pass.out, HasSubstr("over each device's own copy over one device's alone, the wait "
