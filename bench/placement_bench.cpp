@@ -105,7 +105,10 @@ int main(int argc, char** argv) {
   td::DeviceGroup group(td::plan_devices(2, 1));
   td::UpdateAtOnce update(group, o.kb << 10, 1);
   std::unique_ptr<td::StepRun> two, one;
-  if (o.steps > 0) two = step_run(o, 2), one = step_run(o, 1);
+  if (o.steps > 0) {
+    two = step_run(o, 2);
+    one = step_run(o, 1);
+  }
   uint64_t seed = 1;
   struct Sample {
     double at, handoff, cache, ratio, two, one;
@@ -140,46 +143,49 @@ int main(int argc, char** argv) {
   update.check_finite();
   const double fastest = td::best_handoff_seconds(2), fastest_cache = td::best_cache_seconds(2);
   // By state: near and not crowded, near and crowded, apart.
-  enum State { kQuiet, kCrowded, kApart };
+  enum class State { near, crowded, apart };
   const char* const names[] = {"near", "crowded", "apart"};
   std::vector<double> ratios[3], twos[3], ones[3];
   int counts[3] = {0, 0, 0}, run[3] = {0, 0, 0}, longest[3] = {0, 0, 0};
   nlohmann::json rows = nlohmann::json::array();
   for (const Sample& s : samples) {
-    const State state = s.handoff > td::apart_handoff() * fastest     ? kApart
-                        : s.cache > td::kCrowdedCache * fastest_cache ? kCrowded
-                                                                      : kQuiet;
-    ++counts[state];
+    const State state = s.handoff > td::apart_handoff() * fastest     ? State::apart
+                        : s.cache > td::kCrowdedCache * fastest_cache ? State::crowded
+                                                                      : State::near;
+    const int at = static_cast<int>(state);
+    ++counts[at];
     for (int k = 0; k < 3; ++k) {
-      run[k] = k == state ? run[k] + 1 : 0;
+      run[k] = k == at ? run[k] + 1 : 0;
       longest[k] = std::max(longest[k], run[k]);
     }
-    ratios[state].push_back(s.ratio);
-    twos[state].push_back(s.two);
-    ones[state].push_back(s.one);
+    ratios[at].push_back(s.ratio);
+    twos[at].push_back(s.two);
+    ones[at].push_back(s.one);
     rows.push_back({{"at", s.at},
                     {"handoff", s.handoff},
                     {"cache", s.cache},
                     {"shard_ratio", s.ratio},
                     {"two_devices", s.two},
                     {"one_device", s.one},
-                    {"state", names[state]},
-                    {"apart", state == kApart}});
+                    {"state", names[at]},
+                    {"apart", state == State::apart}});
   }
   const double n = static_cast<double>(std::max<size_t>(samples.size(), 1));
+  const int apart = static_cast<int>(State::apart), crowded = static_cast<int>(State::crowded);
   std::printf(
       "%zu samples over %.0f s: %d apart (%.1f%%; a hand-off over %.0fx the fastest, %.0f ns), "
       "the longest run %d samples; %d crowded (%.1f%%; near, a cache reading over %.1fx the "
       "fastest, %.1f us), the longest run %d samples\n",
-      samples.size(), o.seconds, counts[kApart], 100.0 * counts[kApart] / n, td::apart_handoff(),
-      fastest * 1e9, longest[kApart], counts[kCrowded], 100.0 * counts[kCrowded] / n,
-      td::kCrowdedCache, fastest_cache * 1e6, longest[kCrowded]);
+      samples.size(), o.seconds, counts[apart], 100.0 * counts[apart] / n, td::apart_handoff(),
+      fastest * 1e9, longest[apart], counts[crowded], 100.0 * counts[crowded] / n,
+      td::kCrowdedCache, fastest_cache * 1e6, longest[crowded]);
   for (int k = 0; k < 3; ++k) {
     std::printf("  %-8s %4d samples: shards' update of %lld KiB %.2fx", names[k], counts[k],
                 static_cast<long long>(o.kb), median_or_zero(ratios[k]));
     if (two) {
-      std::printf("; steps at %lld: %.3f ms on 2 devices, %.3f ms on 1", (long long)o.batch,
-                  median_or_zero(twos[k]) * 1e3, median_or_zero(ones[k]) * 1e3);
+      std::printf("; steps at %lld: %.3f ms on 2 devices, %.3f ms on 1",
+                  static_cast<long long>(o.batch), median_or_zero(twos[k]) * 1e3,
+                  median_or_zero(ones[k]) * 1e3);
     }
     std::printf(" (medians)\n");
   }

@@ -119,12 +119,16 @@ inline constexpr double kQuietPollSeconds = 0.25;
 inline constexpr double kQuietWaitSeconds = 60;
 // A unit of work ran with the cores' caches crowded when the devices' cache reading at its
 // edges (window_check.h, cache_seconds: every device at once streaming half its core's private
-// cache) took over kCrowdedCache times the fastest the process measured on as many devices:
-// with the cores near and nothing stolen, a small model's steps on two devices then ran slower
-// (docs/SCALING.md, "Crowded caches", bench/placement_bench --steps).
+// cache) took over kCrowdedCache times the fastest the process measured on as many devices.
+// Recorded, not judged: on the Zen 4 of 2026-12-07 (held_out_crowded_zen4's placement.json,
+// 2200 samples over 600 s) 75% of the samples with the cores near were crowded, and
+// 784-256-256-10's sharded step of 2 devices at 32 took 0.393 ms in them against 0.330 in the
+// others (medians); timed again as disturbed (90f01fd), calibrate's probes spent their minute of
+// polls waiting for the other state and kept crowded units all the same (docs/SCALING.md,
+// "Crowded caches").
 inline constexpr double kCrowdedCache = 1.4;
-// How many times the fastest hand-off counts as apart, for the whole process (calibrate
-// --apart-handoff): kApartHandoff unless set, 1 or more.
+// How many times the fastest hand-off counts as apart, for the whole process (calibrate and
+// bench validate --apart-handoff): kApartHandoff unless set, 1 or more.
 double apart_handoff();
 void set_apart_handoff(double times);
 // The polls a probe makes at most waiting for quiet windows, for the whole process (calibrate
@@ -146,24 +150,28 @@ struct ProbeWindow {
   double handoff = 0, steal = 0, best_handoff = 0;
   int waits = 0;
   // The kept units' slowest cache reading and the fastest the process had measured on as many
-  // devices, seconds (profiles since 2026-12-07, afternoon; 0 before: not read).
+  // devices, seconds (profiles since 90f01fd; 0 before: not read), and the kept units whose
+  // window was crowded against the fastest when the call that kept them ended
+  // (Window::crowded; recorded, not judged; negative: not counted, as in 90f01fd's profiles).
   double cache = 0, best_cache = 0;
+  int crowded = -1;
 
   bool recorded() const { return kept > 0; }
-  // A kept unit ran with the cores apart, with its time stolen, or with the cores' caches
-  // crowded (window_check.h's thresholds).
+  // A kept unit ran with the cores apart, or with its time stolen (window_check.h's
+  // thresholds).
   bool disturbed() const;
   // In words, for the logs: "3 units, 1 timed again after 0.50 s waiting for quiet; hand-off
-  // 28 ns (fastest 25 ns), steal 0.0%, cache 5.1 us (fastest 4.9 us)" (no wait: "3 units, 0
-  // timed again; ...").
+  // 28 ns (fastest 25 ns), steal 0.0%; cache 7.1 us (fastest 4.9 us), 1 of 3 crowded" (no
+  // wait: "3 units, 0 timed again; ...").
   std::string words() const;
 };
 // As a profile holds one, under `window` ({kept, redone, handoff, steal, best_handoff, waits,
-// cache, best_cache}); and read back, a ConfigError naming `where` and the field unless kept is
-// a whole number >= 1, redone one from 0 to kept, the hand-offs > 0 (the kept one no faster
-// than the fastest), the steal a share from 0 to 1, waits (absent: 0) a whole number >= 0, 0
-// where redone is, and cache and best_cache both absent (0) or both > 0, the kept one no faster
-// than the fastest.
+// cache, best_cache, crowded}); and read back, a ConfigError naming `where` and the field
+// unless kept is a whole number >= 1, redone one from 0 to kept, the hand-offs > 0 (the kept
+// one no faster than the fastest), the steal a share from 0 to 1, waits (absent: 0) a whole
+// number >= 0, 0 where redone is, cache and best_cache both absent (0) or both > 0 (the kept
+// one no faster than the fastest), and crowded (absent: not counted) only with them, a whole
+// number from 0 to kept.
 nlohmann::json probe_window_json(const ProbeWindow& window);
 ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where);
 

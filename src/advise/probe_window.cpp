@@ -43,22 +43,24 @@ void set_quiet_wait(double seconds) {
 
 bool ProbeWindow::disturbed() const {
   return recorded() &&
-         ((best_handoff > 0 && handoff > apart_handoff() * best_handoff) || steal > kQuietSteal ||
-          (best_cache > 0 && cache > kCrowdedCache * best_cache));
+         ((best_handoff > 0 && handoff > apart_handoff() * best_handoff) || steal > kQuietSteal);
 }
 
 std::string ProbeWindow::words() const {
   if (!recorded()) return "not recorded";
   const std::string waited =
       waits > 0 ? fmt::format(" after {:.2f} s waiting for quiet", waits * kQuietPollSeconds) : "";
-  const std::string cached = best_cache > 0 ? fmt::format(", cache {:.1f} us (fastest {:.1f} us)",
-                                                          cache * 1e6, best_cache * 1e6)
-                                            : "";
+  const std::string cached =
+      best_cache <= 0 ? ""
+      : crowded < 0
+          ? fmt::format("; cache {:.1f} us (fastest {:.1f} us)", cache * 1e6, best_cache * 1e6)
+          : fmt::format("; cache {:.1f} us (fastest {:.1f} us), {} of {} crowded", cache * 1e6,
+                        best_cache * 1e6, crowded, kept);
   return fmt::format(
       "{} unit{}, {} timed again{}; hand-off {:.0f} ns (fastest {:.0f} ns), steal "
       "{:.1f}%{}{}",
       kept, kept == 1 ? "" : "s", redone, waited, handoff * 1e9, best_handoff * 1e9, steal * 100,
-      cached, disturbed() ? ": the cores were apart, taken or their caches crowded" : "");
+      cached, disturbed() ? ": the cores were apart or taken" : "");
 }
 
 nlohmann::json probe_window_json(const ProbeWindow& w) {
@@ -71,6 +73,7 @@ nlohmann::json probe_window_json(const ProbeWindow& w) {
   if (w.best_cache > 0) {
     j["cache"] = w.cache;
     j["best_cache"] = w.best_cache;
+    if (w.crowded >= 0) j["crowded"] = w.crowded;
   }
   return j;
 }
@@ -80,7 +83,7 @@ ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where)
   if (!j.is_object()) {
     throw ConfigError(at +
                       " must be an object of kept, redone, handoff, steal, best_handoff and "
-                      "(optional) waits");
+                      "(optional) waits, cache, best_cache and crowded");
   }
   ProbeWindow w;
   check_whole_number(j, "kept", at, 1e9, true);
@@ -113,12 +116,23 @@ ProbeWindow read_probe_window(const nlohmann::json& j, const std::string& where)
   if (j.contains("cache") != j.contains("best_cache")) {
     throw ConfigError(at + " needs both 'cache' and 'best_cache' or neither");
   }
+  if (j.contains("crowded") && !j.contains("cache")) {
+    throw ConfigError(at + ": 'crowded' without 'cache' and 'best_cache'");
+  }
   if (j.contains("cache")) {
     w.cache = positive_field(j, "cache", at);
     w.best_cache = positive_field(j, "best_cache", at);
     if (w.cache < w.best_cache) {
       throw ConfigError(at + ": 'cache' is less than 'best_cache', the fastest measured");
     }
+  }
+  if (j.contains("crowded")) {
+    const nlohmann::json& v = j.at("crowded");
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > w.kept) {
+      throw ConfigError(at + ": 'crowded' must be a whole number from 0 to kept (" +
+                        std::to_string(w.kept) + "), got " + v.dump());
+    }
+    w.crowded = v.get<int>();
   }
   return w;
 }

@@ -11,7 +11,8 @@
 // (handoff_seconds), the CPU time the hypervisor took meanwhile (steal_seconds), and how fast
 // the devices stream their cores' private caches at once (cache_seconds): with the cores near
 // and nothing stolen, a core's cache shared with another guest's thread still slows a step
-// whose model lives in it (hardware_profile.h, kCrowdedCache).
+// whose model lives in it (hardware_profile.h, kCrowdedCache). The first two disturb a window;
+// the third is recorded only.
 #pragma once
 
 #include <algorithm>
@@ -42,11 +43,13 @@ double handoff_seconds(DeviceGroup& group);
 // another size may span cores further apart, and keep their own.
 double best_handoff_seconds(int devices);
 
-// The devices' private caches at once on `group` (1 or more devices): every device at once
-// sums b += a over two float buffers of its own, a quarter of its core's private cache each
-// (private_cache_bytes(); 1 MiB where the system reports none), kCachePasses passes back to
-// back (the first brings them into the cache), the best pass; seconds, the slowest device's.
+// The devices' private caches at once on `group` (1 or more devices): every device, after a
+// barrier that finds all awake, sums b += a over two float buffers of its own, a quarter of its
+// core's private cache each (private_cache_bytes(); 1 MiB where the system reports none),
+// kCachePasses passes back to back (the first brings them into the cache); each device's best
+// pass, seconds. cache_seconds: the slowest device's, noted for best_cache_seconds.
 inline constexpr int kCachePasses = 3;
+std::vector<double> cache_seconds_each(DeviceGroup& group);
 double cache_seconds(DeviceGroup& group);
 
 // The fastest cache_seconds this process measured on groups of `devices` devices (0 before
@@ -83,10 +86,11 @@ struct Window {
   double handoff = 0, steal = 0, stolen_seconds = 0, cache = 0;
   // The steal as a probe's window records it: 0 under two ticks (kStealFloorSeconds).
   double counted_steal() const { return stolen_seconds >= kStealFloorSeconds ? steal : 0; }
-  // The cores' caches crowded: the cache reading over kCrowdedCache times `fastest_cache`.
+  // The cores' caches crowded: the cache reading over kCrowdedCache times `fastest_cache`
+  // (recorded, not judged).
   bool crowded(double fastest_cache) const;
-  // Apart (over apart_handoff() times the fastest hand-off so far), counted_steal over
-  // kQuietSteal, or crowded against the fastest cache reading.
+  // Apart (over apart_handoff() times the fastest hand-off so far) or counted_steal over
+  // kQuietSteal.
   bool disturbed(const Fastest& fastest) const;
 };
 Window window_between(const WindowEdge& before, const WindowEdge& after, int cpus);
@@ -105,9 +109,10 @@ int online_cpus();
 // (quiet_wait_polls(): kQuietWaitSeconds / kQuietPollSeconds unless set); once they have, a
 // unit is timed again at once. Returns what each kept unit returned with its window, in order,
 // and in `window` the units kept and timed again, the polls, the kept windows' slowest
-// hand-off, highest counted steal (over `cpus` CPUs) and slowest cache reading, and the fastest
-// readings at the end. A unit that runs again runs as it ran the first time (the caller's
-// buffers as the last unit left them).
+// hand-off, highest counted steal (over `cpus` CPUs) and slowest cache reading, the fastest
+// readings at the end, and the kept units crowded against the fastest cache reading then
+// (added to those of earlier calls into `window`). A unit that runs again runs as it ran the first
+// time (the caller's buffers as the last unit left them).
 template <class Unit, class Edge, class Pause>
 auto quiet_windows(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, Fastest fastest,
                    ProbeWindow& window, int wait_polls = quiet_wait_polls()) {
@@ -170,6 +175,10 @@ auto quiet_windows(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus,
   }
   window.best_handoff = fastest.handoff;
   window.best_cache = window.cache > 0 ? fastest.cache : 0;
+  if (window.best_cache > 0) {
+    window.crowded = std::max(window.crowded, 0);
+    for (const auto& [value, w] : results) window.crowded += w.crowded(window.best_cache);
+  }
   return results;
 }
 
@@ -182,6 +191,32 @@ auto quiet_units(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, F
   std::vector<typename decltype(results)::value_type::first_type> kept;
   for (auto& result : results) kept.push_back(std::move(result.first));
   return kept;
+}
+
+// One repetition of each of `units` runs, each in a quiet window (quiet_windows): time(k)
+// times a repetition of run k; before run k is timed again, forget(k) takes out its last
+// repetition, the one its disturbed window held (each run is timed once per call, so its last
+// is that one whatever ran between). Each run's kept window, and the times it was timed again.
+struct Repetition {
+  Window window;
+  int redone = 0;
+};
+template <class Time, class Forget, class Edge, class Pause>
+std::vector<Repetition> repetitions_in_quiet_windows(int units, Time&& time, Forget&& forget,
+                                                     Edge&& edge, Pause&& pause, int cpus,
+                                                     Fastest fastest, ProbeWindow& window) {
+  std::vector<int> calls(static_cast<size_t>(units), 0);
+  const auto kept = quiet_windows(
+      units,
+      [&](int k) {
+        if (calls[static_cast<size_t>(k)]++ > 0) forget(k);
+        time(k);
+        return k;
+      },
+      std::forward<Edge>(edge), std::forward<Pause>(pause), cpus, fastest, window);
+  std::vector<Repetition> out;
+  for (size_t k = 0; k < kept.size(); ++k) out.push_back({kept[k].second, calls[k] - 1});
+  return out;
 }
 
 // The edges of `group`'s devices' cores (window_edge), kQuietPollSeconds of sleep between

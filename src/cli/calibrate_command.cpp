@@ -65,8 +65,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateOptions& o) {
   cmd->add_option("--name", o.name, "The profile's name")->capture_default_str();
   cmd->add_flag("--allow-disturbed", o.allow_disturbed,
                 "Write the profile even where a probe of devices at once kept timings taken with "
-                "the devices' cores apart, their time taken by the hypervisor or their caches "
-                "crowded (each probe "
+                "the devices' cores apart or their time taken by the hypervisor (each probe "
                 "times such a round again, up to its number of rounds, after waiting up to "
                 "--quiet-wait for a quiet window; the profile records where each ran); without "
                 "it calibrate then fails and writes nothing");

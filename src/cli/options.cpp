@@ -114,9 +114,9 @@ void add_quiet_wait_option(CLI::App& command, double& seconds) {
       .add_option("--quiet-wait", seconds,
                   "Seconds a probe of devices at once waits at most, over all its rounds, for a "
                   "quiet window (the devices' cores near, little of their time stolen by the "
-                  "hypervisor, their caches not crowded) before it times a disturbed round "
-                  "again, polling every 0.25 s; once spent, or with 0, it times the round again "
-                  "at once")
+                  "hypervisor) before it times a disturbed round again, polling every 0.25 s; "
+                  "once spent, or with 0, it times the round again at once (bench validate: "
+                  "also each model's repetitions, over all its batches)")
       ->check(CLI::Range(0.0, 3600.0))
       ->capture_default_str();
 }
@@ -124,8 +124,9 @@ void add_quiet_wait_option(CLI::App& command, double& seconds) {
 void add_apart_handoff_option(CLI::App& command, double& times) {
   command
       .add_option("--apart-handoff", times,
-                  "A probe's devices' cores count as apart (its round timed again) when a "
-                  "hand-off between them takes over this many times the fastest measured")
+                  "A probe's devices' cores count as apart (its round, or bench validate's "
+                  "repetition, timed again) when a hand-off between them takes over this many "
+                  "times the fastest measured")
       ->check(CLI::Range(1.0, 1e6))
       ->capture_default_str();
 }

@@ -30,7 +30,8 @@ struct ValidateOptions {
   // the all-reduce reducer on N devices, or R ranks (none: the default only).
   std::string bucket_mb = "none";
   std::string json_path;
-  // Seconds a refit's probe of devices at once waits at most for quiet windows.
+  // Seconds a refit's probe of devices at once, and each model's repetitions (one budget for
+  // all its batches), wait at most for quiet windows.
   double quiet_wait = detail::kQuietWaitSeconds;
   // How many times the fastest hand-off counts as apart, in the refits' probes and the
   // repetitions' windows.

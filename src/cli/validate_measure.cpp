@@ -111,21 +111,19 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
           continue;
         }
         // A repetition timed again replaces the one its disturbed window held.
-        std::vector<int> calls(order.size(), 0);
         const detail::GroupEdges group_edges{*edges};
-        const auto kept = detail::quiet_windows(
+        const auto kept = detail::repetitions_in_quiet_windows(
             static_cast<int>(order.size()),
             [&](int u) {
               auto& r = runs[order[static_cast<size_t>(u)]];
-              if (calls[static_cast<size_t>(u)]++ > 0) r->forget_last();
               r->settle(seed);
               r->time(o.steps, seed);
-              return u;
             },
-            group_edges, &detail::GroupEdges::pause, cpus, group_edges.fastest(), model_window);
+            [&](int u) { runs[order[static_cast<size_t>(u)]]->forget_last(); }, group_edges,
+            &detail::GroupEdges::pause, cpus, group_edges.fastest(), model_window);
         for (size_t u = 0; u < order.size(); ++u) {
-          windows[order[u]].push_back(kept[u].second);
-          redone[order[u]] += calls[u] - 1;
+          windows[order[u]].push_back(kept[u].window);
+          redone[order[u]] += kept[u].redone;
         }
       }
       for (size_t i = 0; reporter && i < runs.size(); ++i) {

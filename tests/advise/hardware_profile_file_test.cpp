@@ -263,7 +263,7 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
   j["device"]["update_contention_devices"] = 2;
   const json window = {{"kept", 7},     {"redone", 2},           {"handoff", 40e-9},
                        {"steal", 0.01}, {"best_handoff", 25e-9}, {"waits", 12},
-                       {"cache", 6e-6}, {"best_cache", 5e-6}};
+                       {"cache", 6e-6}, {"best_cache", 5e-6},    {"crowded", 3}};
   j["device"]["update_contention_window"] = window;
   const json times = {{"forward_alone", 1e-3},
                       {"backward_alone", 2e-3},
@@ -285,6 +285,7 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
   steps["window"].erase("waits");  // as profiles before the waits and the cache readings
   steps["window"].erase("cache");
   steps["window"].erase("best_cache");
+  steps["window"].erase("crowded");
   j["device"]["dense_rates"] = {{{"widths", {784, 256, 10}},
                                  {"sustained_flops", 1e11},
                                  {"half_rows", 12},
@@ -304,10 +305,16 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
   EXPECT_EQ(s.waits, 0);
   EXPECT_DOUBLE_EQ(u.cache, 6e-6);
   EXPECT_DOUBLE_EQ(u.best_cache, 5e-6);
+  EXPECT_EQ(u.crowded, 3);
   EXPECT_EQ(s.cache, 0);
   EXPECT_EQ(s.best_cache, 0);
-  // Written as read.
+  EXPECT_LT(s.crowded, 0);
+  // Written as read; 90f01fd's readings without the count read as not counted.
   EXPECT_EQ(probe_window_json(u), window);
+  json uncounted = window;
+  uncounted.erase("crowded");
+  EXPECT_LT(read_probe_window(uncounted, "here").crowded, 0);
+  EXPECT_EQ(probe_window_json(read_probe_window(uncounted, "here")), uncounted);
   EXPECT_TRUE(s.disturbed());  // 200 ns, 8x the fastest
   // The profile's disturbed windows: the steps at once's only.
   ASSERT_EQ(disturbed_windows(hw).size(), 1u);
@@ -340,6 +347,14 @@ TEST(HardwareProfileFile, ProbeWindowsAreReadAndChecked) {
       {[](json& w) { w["cache"] = 0; }, "'cache' must be > 0"},
       {[](json& w) { w["best_cache"] = -1e-6; }, "'best_cache' must be > 0"},
       {[](json& w) { w["best_cache"] = 7e-6; }, "'cache' is less than 'best_cache'"},
+      {[](json& w) {
+         w.erase("cache");
+         w.erase("best_cache");
+       },
+       "'crowded' without 'cache' and 'best_cache'"},
+      {[](json& w) { w["crowded"] = 8; }, "'crowded' must be a whole number from 0 to kept (7)"},
+      {[](json& w) { w["crowded"] = -1; }, "'crowded' must be a whole number from 0 to kept"},
+      {[](json& w) { w["crowded"] = 1.5; }, "'crowded' must be a whole number from 0 to kept"},
   };
   expect_each_refused(dir, j, "/device/update_contention_window", "update_contention: window",
                       broken);

@@ -850,11 +850,14 @@ TEST_F(CliTest, BenchValidateComparesAndFailsOnAMiss) {
     EXPECT_EQ(w.at("window").at("kept"), 6);
     EXPECT_EQ(w.at("window").at("waits"), 0);
     EXPECT_GT(w.at("window").at("best_cache").get<double>(), 0);
+    EXPECT_LE(w.at("window").at("crowded").get<int>(), 6);
     windows_redone += w.at("window").at("redone").get<int>();
   }
   EXPECT_EQ(windows_redone, redone);
   EXPECT_THAT(pass.out, HasSubstr("where the repetitions ran: "));
   EXPECT_THAT(pass.out, HasSubstr(" of 12 kept with the devices' cores apart"));
+  EXPECT_THAT(pass.out, ContainsRegex("[0-9]+ with their caches crowded \\(a cache reading over "
+                                      "1.4x the fastest, [0-9.]+ us\\)"));
   EXPECT_THAT(pass.out,
               HasSubstr("; " + std::to_string(redone) + " timed again, after 0.00 s waiting"));
   EXPECT_THAT(pass.out, HasSubstr("weight-gradient shards of 1 of 2 devices"));
