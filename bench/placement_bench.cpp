@@ -16,9 +16,12 @@
 // docs/SCALING.md, "Where the host puts the two vCPUs" and "Crowded caches", cites its figures.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -141,51 +144,69 @@ int main(int argc, char** argv) {
     std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
   }
   update.check_finite();
+  for (const Sample& s : samples) {
+    if (!std::isfinite(s.two) || !std::isfinite(s.one)) {
+      std::fprintf(stderr, "placement_bench: a step timed non-finite at %.1f s\n", s.at);
+      return 1;
+    }
+  }
   const double fastest = td::best_handoff_seconds(2), fastest_cache = td::best_cache_seconds(2);
   // By state: near and not crowded, near and crowded, apart.
   enum class State { near, crowded, apart };
-  const char* const names[] = {"near", "crowded", "apart"};
-  std::vector<double> ratios[3], twos[3], ones[3];
-  int counts[3] = {0, 0, 0}, run[3] = {0, 0, 0}, longest[3] = {0, 0, 0};
+  constexpr int kStates = 3;
+  const auto name = [](State s) {
+    return s == State::near ? "near" : s == State::crowded ? "crowded" : "apart";
+  };
+  struct Tally {
+    std::vector<double> ratios, twos, ones;
+    int count = 0, run = 0, longest = 0;
+  };
+  std::array<Tally, kStates> tally;
   nlohmann::json rows = nlohmann::json::array();
   for (const Sample& s : samples) {
     const State state = s.handoff > td::apart_handoff() * fastest     ? State::apart
                         : s.cache > td::kCrowdedCache * fastest_cache ? State::crowded
                                                                       : State::near;
-    const int at = static_cast<int>(state);
-    ++counts[at];
-    for (int k = 0; k < 3; ++k) {
-      run[k] = k == at ? run[k] + 1 : 0;
-      longest[k] = std::max(longest[k], run[k]);
+    for (int k = 0; k < kStates; ++k) {
+      Tally& t = tally[static_cast<size_t>(k)];
+      t.run = k == static_cast<int>(state) ? t.run + 1 : 0;
+      t.longest = std::max(t.longest, t.run);
     }
-    ratios[at].push_back(s.ratio);
-    twos[at].push_back(s.two);
-    ones[at].push_back(s.one);
+    Tally& t = tally[static_cast<size_t>(state)];
+    ++t.count;
+    t.ratios.push_back(s.ratio);
+    t.twos.push_back(s.two);
+    t.ones.push_back(s.one);
     rows.push_back({{"at", s.at},
                     {"handoff", s.handoff},
                     {"cache", s.cache},
                     {"shard_ratio", s.ratio},
                     {"two_devices", s.two},
                     {"one_device", s.one},
-                    {"state", names[at]},
+                    {"state", name(state)},
                     {"apart", state == State::apart}});
   }
   const double n = static_cast<double>(std::max<size_t>(samples.size(), 1));
-  const int apart = static_cast<int>(State::apart), crowded = static_cast<int>(State::crowded);
+  const Tally &apart = tally[static_cast<size_t>(State::apart)],
+              &crowded = tally[static_cast<size_t>(State::crowded)];
   std::printf(
       "%zu samples over %.0f s: %d apart (%.1f%%; a hand-off over %.0fx the fastest, %.0f ns), "
       "the longest run %d samples; %d crowded (%.1f%%; near, a cache reading over %.1fx the "
       "fastest, %.1f us), the longest run %d samples\n",
-      samples.size(), o.seconds, counts[apart], 100.0 * counts[apart] / n, td::apart_handoff(),
-      fastest * 1e9, longest[apart], counts[crowded], 100.0 * counts[crowded] / n,
-      td::kCrowdedCache, fastest_cache * 1e6, longest[crowded]);
-  for (int k = 0; k < 3; ++k) {
-    std::printf("  %-8s %4d samples: shards' update of %lld KiB %.2fx", names[k], counts[k],
-                static_cast<long long>(o.kb), median_or_zero(ratios[k]));
+      samples.size(), o.seconds, apart.count, 100.0 * apart.count / n, td::apart_handoff(),
+      fastest * 1e9, apart.longest, crowded.count, 100.0 * crowded.count / n, td::kCrowdedCache,
+      fastest_cache * 1e6, crowded.longest);
+  for (const State state : {State::near, State::crowded, State::apart}) {
+    const Tally& t = tally[static_cast<size_t>(state)];
+    std::printf("  %-8s %4d samples", name(state), t.count);
+    if (o.rounds > 0) {
+      std::printf(": shards' update of %lld KiB %.2fx", static_cast<long long>(o.kb),
+                  median_or_zero(t.ratios));
+    }
     if (two) {
-      std::printf("; steps at %lld: %.3f ms on 2 devices, %.3f ms on 1",
-                  static_cast<long long>(o.batch), median_or_zero(twos[k]) * 1e3,
-                  median_or_zero(ones[k]) * 1e3);
+      std::printf("%s steps at %lld: %.3f ms on 2 devices, %.3f ms on 1", o.rounds > 0 ? ";" : ":",
+                  static_cast<long long>(o.batch), median_or_zero(t.twos) * 1e3,
+                  median_or_zero(t.ones) * 1e3);
     }
     std::printf(" (medians)\n");
   }

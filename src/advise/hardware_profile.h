@@ -151,10 +151,12 @@ struct ProbeWindow {
   int waits = 0;
   // The kept units' slowest cache reading and the fastest the process had measured on as many
   // devices, seconds (profiles since 90f01fd; 0 before: not read), and the kept units whose
-  // window was crowded against the fastest when the call that kept them ended
-  // (Window::crowded; recorded, not judged; negative: not counted, as in 90f01fd's profiles).
+  // window was crowded against that fastest (Window::crowded; recorded, not judged; negative:
+  // not counted, as in 90f01fd's profiles). While a probe runs, every kept unit's reading, so
+  // that each call recounts them all against the fastest then (not in a profile).
   double cache = 0, best_cache = 0;
   int crowded = -1;
+  std::vector<double> kept_caches;
 
   bool recorded() const { return kept > 0; }
   // A kept unit ran with the cores apart, or with its time stolen (window_check.h's

@@ -60,7 +60,7 @@ std::string ProbeWindow::words() const {
       "{} unit{}, {} timed again{}; hand-off {:.0f} ns (fastest {:.0f} ns), steal "
       "{:.1f}%{}{}",
       kept, kept == 1 ? "" : "s", redone, waited, handoff * 1e9, best_handoff * 1e9, steal * 100,
-      cached, disturbed() ? ": the cores were apart or taken" : "");
+      disturbed() ? ": the cores were apart or taken" : "", cached);
 }
 
 nlohmann::json probe_window_json(const ProbeWindow& w) {
@@ -170,9 +170,6 @@ std::vector<std::string> disturbed_windows(const HardwareProfile& hw) {
     for (const Named& other : windows) {
       if (other.devices == n.devices) {
         n.window.best_handoff = std::min(n.window.best_handoff, other.window.best_handoff);
-        if (n.window.best_cache > 0 && other.window.best_cache > 0) {
-          n.window.best_cache = std::min(n.window.best_cache, other.window.best_cache);
-        }
       }
     }
     if (n.window.disturbed()) out.push_back(n.what + ": " + n.window.words());

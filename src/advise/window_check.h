@@ -110,8 +110,8 @@ int online_cpus();
 // unit is timed again at once. Returns what each kept unit returned with its window, in order,
 // and in `window` the units kept and timed again, the polls, the kept windows' slowest
 // hand-off, highest counted steal (over `cpus` CPUs) and slowest cache reading, the fastest
-// readings at the end, and the kept units crowded against the fastest cache reading then
-// (added to those of earlier calls into `window`). A unit that runs again runs as it ran the first
+// readings at the end, and the kept units of this and earlier calls into `window` crowded
+// against the fastest cache reading then. A unit that runs again runs as it ran the first
 // time (the caller's buffers as the last unit left them).
 template <class Unit, class Edge, class Pause>
 auto quiet_windows(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus, Fastest fastest,
@@ -172,12 +172,15 @@ auto quiet_windows(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus,
     window.handoff = std::max(window.handoff, w.handoff);
     window.steal = std::max(window.steal, w.counted_steal());
     window.cache = std::max(window.cache, w.cache);
+    if (w.cache > 0) window.kept_caches.push_back(w.cache);
   }
   window.best_handoff = fastest.handoff;
   window.best_cache = window.cache > 0 ? fastest.cache : 0;
   if (window.best_cache > 0) {
-    window.crowded = std::max(window.crowded, 0);
-    for (const auto& [value, w] : results) window.crowded += w.crowded(window.best_cache);
+    window.crowded = 0;
+    for (const double cache : window.kept_caches) {
+      window.crowded += Window{.cache = cache}.crowded(window.best_cache);
+    }
   }
   return results;
 }

@@ -190,8 +190,8 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
     fmt::print(
         "where the repetitions ran: {} of {} kept with the devices' cores apart (a hand-off over "
         "{}x the fastest, {:.0f} ns), {} with over {:.0f}% of the CPUs' time taken by the "
-        "hypervisor, {} with their caches crowded (a cache reading over {}x the fastest, {:.1f} "
-        "us); {} timed again, after {:.2f} s waiting for quiet windows\n",
+        "hypervisor, {} with their caches crowded (recorded only; a cache reading over {}x the "
+        "fastest, {:.1f} us); {} timed again, after {:.2f} s waiting for quiet windows\n",
         apart, repetitions, detail::apart_handoff(), out.best_handoff * 1e9, taken,
         detail::kQuietSteal * 100, crowded, detail::kCrowdedCache, out.best_cache * 1e6, redone,
         waits * detail::kQuietPollSeconds);

@@ -2,9 +2,8 @@
 // and batch, interleaved, and each model's 1-device curve measured again between them (with
 // the probes of devices at once), which refit the profile the predictions are made from. On
 // one process of several devices, a repetition whose window was disturbed (the devices' cores
-// apart, their time taken, or their caches crowded: window_check.h) is timed again in a quiet
-// window, as calibrate's probes of devices at once are, so that the steps measured and the
-// probes they are predicted from ran on the same quiet machine.
+// apart or their time taken: window_check.h) is timed again in a quiet window, as calibrate's
+// probes of devices at once are; its cache reading is recorded only.
 #pragma once
 
 #include <cstdint>

@@ -187,6 +187,16 @@ void profile_seeds() {
     put("hardware_profile", name,
         slurp(fs::path(detail::profiles_directory()) / (name + std::string(".json"))));
   }
+  // The CPU profile with the update at once and where it ran, its cache readings counted
+  // (calibrate's since b28c957), so that the reader's window fields are fuzzed too.
+  nlohmann::json windows = nlohmann::json::parse(
+      slurp(fs::path(detail::profiles_directory()) / "this-machine-cpu.json"));
+  nlohmann::json& device = windows["device"];
+  device["update_contention"] = {{{"bytes", 262144}, {"own", 1.05}, {"shard", 3.0}}};
+  device["update_contention_devices"] = 2;
+  detail::ProbeWindow w{35, 1, 36e-9, 0, 24e-9, 2, 9.7e-6, 5.5e-6, 13};
+  device["update_contention_window"] = detail::probe_window_json(w);
+  put("hardware_profile", "this-machine-cpu-windows", windows.dump(2) + "\n");
 }
 
 void history_seeds() {
