@@ -164,9 +164,9 @@ int main(int argc, char** argv) {
   std::array<Tally, kStates> tally;
   nlohmann::json rows = nlohmann::json::array();
   for (const Sample& s : samples) {
-    const State state = s.handoff > td::apart_handoff() * fastest     ? State::apart
-                        : s.cache > td::kCrowdedCache * fastest_cache ? State::crowded
-                                                                      : State::near;
+    const State state = s.handoff > td::apart_handoff() * fastest   ? State::apart
+                        : td::cache_crowded(s.cache, fastest_cache) ? State::crowded
+                                                                    : State::near;
     for (int k = 0; k < kStates; ++k) {
       Tally& t = tally[static_cast<size_t>(k)];
       t.run = k == static_cast<int>(state) ? t.run + 1 : 0;

@@ -175,7 +175,7 @@ Window window_between(const WindowEdge& before, const WindowEdge& after, int cpu
 }
 
 bool Window::crowded(double fastest_cache) const {
-  return fastest_cache > 0 && cache > kCrowdedCache * fastest_cache;
+  return cache_crowded(cache, fastest_cache);
 }
 
 bool Window::disturbed(const Fastest& fastest) const {

@@ -56,6 +56,11 @@ double cache_seconds(DeviceGroup& group);
 // the first).
 double best_cache_seconds(int devices);
 
+// A cache reading crowded: over kCrowdedCache times `fastest_cache` (none before a fastest).
+inline bool cache_crowded(double cache, double fastest_cache) {
+  return fastest_cache > 0 && cache > kCrowdedCache * fastest_cache;
+}
+
 // The CPU time the hypervisor ran something else on this machine's CPUs since boot, seconds
 // summed over the CPUs: the eighth number (steal, in clock ticks) of `proc_stat`'s first line;
 // negative where the file or the number is missing.
@@ -179,7 +184,7 @@ auto quiet_windows(int units, Unit&& unit, Edge&& edge, Pause&& pause, int cpus,
   if (window.best_cache > 0) {
     window.crowded = 0;
     for (const double cache : window.kept_caches) {
-      window.crowded += Window{.cache = cache}.crowded(window.best_cache);
+      window.crowded += cache_crowded(cache, window.best_cache);
     }
   }
   return results;

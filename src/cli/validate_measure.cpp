@@ -183,7 +183,7 @@ ValidationMeasurements measure_validation(const ValidationPlan& plan, const Vali
         ++repetitions;
         apart += m.handoff_per_repetition[k] > detail::apart_handoff() * out.best_handoff;
         taken += m.steal_per_repetition[k] > detail::kQuietSteal;
-        crowded += m.cache_per_repetition[k] > detail::kCrowdedCache * out.best_cache;
+        crowded += detail::cache_crowded(m.cache_per_repetition[k], out.best_cache);
       }
     }
     for (const detail::ProbeWindow& w : out.measured_windows) waits += w.waits;
