@@ -11,9 +11,19 @@
 // apart_handoff() (3) times the run's fastest, crowded when near and its cache reading is over
 // kCrowdedCache (1.4) times the run's fastest. Prints each sample, then the share apart and
 // crowded, the longest runs, and the shards' update and the steps in each state (medians).
+// With --settle, each sample reads the hand-off and the caches once more, --settle seconds
+// after the reading that follows the steps, when the steps' devices have stopped spinning for
+// their next task (kDeviceSpinSeconds), and prints the three readings' medians and how many of
+// each were crowded (against the fastest of all readings, settled ones included): whether a
+// reading right after another group's work reads that work.
+// With --flush-denormals, every thread flushes denormal floats to zero (x86's FTZ and DAZ,
+// set before the devices start, which inherit them): the steps train the same batch for the
+// whole run, and on the Xeon of 2026-12-07 ran 2-3x slower after its first 7 s without it.
 //   placement_bench [--seconds 300] [--interval 0.5] [--kb 256] [--rounds 5]
-//                   [--steps 0] [--model 784,256,256,10] [--batch 32] [--json out.json]
-// docs/SCALING.md, "Where the host puts the two vCPUs" and "Crowded caches", cites its figures.
+//                   [--steps 0] [--model 784,256,256,10] [--batch 32] [--settle 0]
+//                   [--flush-denormals] [--json out.json]
+// docs/SCALING.md, "Where the host puts the two vCPUs", "Crowded caches" and "The windows on the
+// Xeon, and a cache reading that depends on its reader", cites its figures.
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <array>
@@ -26,6 +36,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+#if defined(__x86_64__) || defined(__i386__)
+#include <pmmintrin.h>
+#include <xmmintrin.h>
+#endif
 
 #include "advise/at_once_probes.h"
 #include "advise/step_run.h"
@@ -44,6 +58,8 @@ struct Options {
   int steps = 0;
   std::vector<int64_t> model = {784, 256, 256, 10};
   int64_t batch = 32;
+  double settle = 0;
+  bool flush_denormals = false;
   std::string json;
 };
 
@@ -64,6 +80,11 @@ Options parse(int argc, char** argv) {
   app.add_option("--model", o.model, "the model's widths, input to output")->delimiter(',');
   app.add_option("--batch", o.batch, "the steps' global batch")
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+  app.add_option("--settle", o.settle,
+                 "seconds after the reading that follows the steps to read once more (0: not)")
+      ->check(CLI::Range(0.0, 60.0));
+  app.add_flag("--flush-denormals", o.flush_denormals,
+               "flush denormal floats to zero in every thread (x86)");
   app.add_option("--json", o.json, "write the samples here");
   try {
     app.parse(argc, argv);
@@ -73,6 +94,15 @@ Options parse(int argc, char** argv) {
   if (o.model.size() < 2) {
     std::fprintf(stderr, "placement_bench: --model needs an input and an output width\n");
     std::exit(2);
+  }
+  if (o.flush_denormals) {
+#if defined(__x86_64__) || defined(__i386__)
+    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+#else
+    std::fprintf(stderr, "placement_bench: --flush-denormals is for x86 CPUs only\n");
+    std::exit(2);
+#endif
   }
   return o;
 }
@@ -113,8 +143,12 @@ int main(int argc, char** argv) {
     one = step_run(o, 1);
   }
   uint64_t seed = 1;
+  // The hand-off and cache readings: the slower of before and after the sample's work (which
+  // its state judges), each of the two, and the one --settle seconds later (0: not read).
   struct Sample {
     double at, handoff, cache, ratio, two, one;
+    double handoff_before, handoff_after, handoff_settled;
+    double cache_before, cache_after, cache_settled;
   };
   std::vector<Sample> samples;
   const auto start = tandem::Clock::now();
@@ -133,8 +167,16 @@ int main(int argc, char** argv) {
     }
     const double handoff_after = td::handoff_seconds(group);
     const double cache_after = td::cache_seconds(group);
+    double handoff_settled = 0, cache_settled = 0;
+    if (o.settle > 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.settle));
+      handoff_settled = td::handoff_seconds(group);
+      cache_settled = td::cache_seconds(group);
+    }
     samples.push_back({tandem::seconds_since(start), std::max(handoff_before, handoff_after),
-                       std::max(cache_before, cache_after), ratio, two_seconds, one_seconds});
+                       std::max(cache_before, cache_after), ratio, two_seconds, one_seconds,
+                       handoff_before, handoff_after, handoff_settled, cache_before, cache_after,
+                       cache_settled});
     const Sample& s = samples.back();
     std::printf(
         "%8.1f s  hand-off %6.0f ns  cache %6.1f us  shards' update %5.2fx  steps %7.3f ms on 2 "
@@ -184,7 +226,15 @@ int main(int argc, char** argv) {
                     {"two_devices", s.two},
                     {"one_device", s.one},
                     {"state", name(state)},
-                    {"apart", state == State::apart}});
+                    {"apart", state == State::apart},
+                    {"handoff_before", s.handoff_before},
+                    {"handoff_after", s.handoff_after},
+                    {"cache_before", s.cache_before},
+                    {"cache_after", s.cache_after}});
+    if (o.settle > 0) {
+      rows.back()["handoff_settled"] = s.handoff_settled;
+      rows.back()["cache_settled"] = s.cache_settled;
+    }
   }
   const double n = static_cast<double>(std::max<size_t>(samples.size(), 1));
   const Tally &apart = tally[static_cast<size_t>(State::apart)],
@@ -210,12 +260,44 @@ int main(int argc, char** argv) {
     }
     std::printf(" (medians)\n");
   }
+  if (o.settle > 0) {
+    // Each reading alone: before the sample's work, right after it, and --settle seconds later.
+    struct Reading {
+      const char* name;
+      double Sample::*handoff;
+      double Sample::*cache;
+    };
+    for (const Reading& r :
+         {Reading{"before", &Sample::handoff_before, &Sample::cache_before},
+          Reading{"after", &Sample::handoff_after, &Sample::cache_after},
+          Reading{"settled", &Sample::handoff_settled, &Sample::cache_settled}}) {
+      std::vector<double> handoffs, caches;
+      int crowded_here = 0, apart_here = 0;
+      for (const Sample& s : samples) {
+        handoffs.push_back(s.*r.handoff);
+        caches.push_back(s.*r.cache);
+        apart_here += s.*r.handoff > td::apart_handoff() * fastest;
+        crowded_here += td::cache_crowded(s.*r.cache, fastest_cache);
+      }
+      std::printf(
+          "  %-8s reading: hand-off %.0f ns, cache %.1f us (medians); %d apart, %d crowded\n",
+          r.name, median_or_zero(handoffs) * 1e9, median_or_zero(caches) * 1e6, apart_here,
+          crowded_here);
+    }
+  }
   if (!o.json.empty()) {
-    const nlohmann::json out = {
-        {"seconds", o.seconds}, {"interval", o.interval},     {"kb", o.kb},
-        {"rounds", o.rounds},   {"steps", o.steps},           {"model", o.model},
-        {"batch", o.batch},     {"fastest_handoff", fastest}, {"fastest_cache", fastest_cache},
-        {"samples", rows}};
+    const nlohmann::json out = {{"seconds", o.seconds},
+                                {"interval", o.interval},
+                                {"kb", o.kb},
+                                {"rounds", o.rounds},
+                                {"steps", o.steps},
+                                {"model", o.model},
+                                {"batch", o.batch},
+                                {"fastest_handoff", fastest},
+                                {"fastest_cache", fastest_cache},
+                                {"settle", o.settle},
+                                {"flush_denormals", o.flush_denormals},
+                                {"samples", rows}};
     tandem::write_file_atomically(o.json, out.dump(1) + "\n");
   }
   return 0;
