@@ -95,16 +95,19 @@ Options parse(int argc, char** argv) {
     std::fprintf(stderr, "placement_bench: --model needs an input and an output width\n");
     std::exit(2);
   }
-  if (o.flush_denormals) {
-#if defined(__x86_64__) || defined(__i386__)
-    _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
-    _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
-#else
-    std::fprintf(stderr, "placement_bench: --flush-denormals is for x86 CPUs only\n");
-    std::exit(2);
-#endif
-  }
   return o;
+}
+
+// Denormal floats flushed to zero on this thread, and on every thread it starts after (x86's
+// FTZ and DAZ, which a new thread inherits); elsewhere, a clear error.
+void flush_denormals() {
+#if defined(__x86_64__) || defined(__i386__)
+  _MM_SET_FLUSH_ZERO_MODE(_MM_FLUSH_ZERO_ON);
+  _MM_SET_DENORMALS_ZERO_MODE(_MM_DENORMALS_ZERO_ON);
+#else
+  std::fprintf(stderr, "placement_bench: --flush-denormals is for x86 CPUs only\n");
+  std::exit(2);
+#endif
 }
 
 // The shards' update over half of device 0's alone (at_once_probes.h's rounds, without own's
@@ -135,6 +138,7 @@ double median_or_zero(const std::vector<double>& v) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
+  if (o.flush_denormals) flush_denormals();  // before any device starts
   td::DeviceGroup group(td::plan_devices(2, 1));
   td::UpdateAtOnce update(group, o.kb << 10, 1);
   std::unique_ptr<td::StepRun> two, one;
@@ -143,12 +147,14 @@ int main(int argc, char** argv) {
     one = step_run(o, 1);
   }
   uint64_t seed = 1;
-  // The hand-off and cache readings: the slower of before and after the sample's work (which
-  // its state judges), each of the two, and the one --settle seconds later (0: not read).
+  // The hand-off and cache readings before and after the sample's work, and the ones --settle
+  // seconds later (0: not read); its state judges the slower of before and after.
   struct Sample {
-    double at, handoff, cache, ratio, two, one;
+    double at, ratio, two, one;
     double handoff_before, handoff_after, handoff_settled;
     double cache_before, cache_after, cache_settled;
+    double handoff() const { return std::max(handoff_before, handoff_after); }
+    double cache() const { return std::max(cache_before, cache_after); }
   };
   std::vector<Sample> samples;
   const auto start = tandem::Clock::now();
@@ -173,15 +179,14 @@ int main(int argc, char** argv) {
       handoff_settled = td::handoff_seconds(group);
       cache_settled = td::cache_seconds(group);
     }
-    samples.push_back({tandem::seconds_since(start), std::max(handoff_before, handoff_after),
-                       std::max(cache_before, cache_after), ratio, two_seconds, one_seconds,
+    samples.push_back({tandem::seconds_since(start), ratio, two_seconds, one_seconds,
                        handoff_before, handoff_after, handoff_settled, cache_before, cache_after,
                        cache_settled});
     const Sample& s = samples.back();
     std::printf(
         "%8.1f s  hand-off %6.0f ns  cache %6.1f us  shards' update %5.2fx  steps %7.3f ms on 2 "
         "devices, %7.3f ms on 1\n",
-        s.at, s.handoff * 1e9, s.cache * 1e6, ratio, two_seconds * 1e3, one_seconds * 1e3);
+        s.at, s.handoff() * 1e9, s.cache() * 1e6, ratio, two_seconds * 1e3, one_seconds * 1e3);
     std::fflush(stdout);
     std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
   }
@@ -206,9 +211,9 @@ int main(int argc, char** argv) {
   std::array<Tally, kStates> tally;
   nlohmann::json rows = nlohmann::json::array();
   for (const Sample& s : samples) {
-    const State state = s.handoff > td::apart_handoff() * fastest   ? State::apart
-                        : td::cache_crowded(s.cache, fastest_cache) ? State::crowded
-                                                                    : State::near;
+    const State state = s.handoff() > td::apart_handoff() * fastest   ? State::apart
+                        : td::cache_crowded(s.cache(), fastest_cache) ? State::crowded
+                                                                      : State::near;
     for (int k = 0; k < kStates; ++k) {
       Tally& t = tally[static_cast<size_t>(k)];
       t.run = k == static_cast<int>(state) ? t.run + 1 : 0;
@@ -220,8 +225,8 @@ int main(int argc, char** argv) {
     t.twos.push_back(s.two);
     t.ones.push_back(s.one);
     rows.push_back({{"at", s.at},
-                    {"handoff", s.handoff},
-                    {"cache", s.cache},
+                    {"handoff", s.handoff()},
+                    {"cache", s.cache()},
                     {"shard_ratio", s.ratio},
                     {"two_devices", s.two},
                     {"one_device", s.one},

@@ -1497,6 +1497,29 @@ TEST(ValidationRun, TheQuietWindowsOnAFreshZen4Set) {
   }
 }
 
+// A set's placement.json (bench/placement_bench) by state, as placement_bench judges its
+// samples: apart (a hand-off over kApartHandoff times the run's fastest), then, near, crowded
+// or not against the run's fastest cache reading; the 2-device steps of each near state.
+struct PlacementStates {
+  int apart = 0;
+  std::vector<double> crowded, quiet;
+};
+PlacementStates placement_states(const std::string& dir) {
+  const json placement = validation_run(dir + "/placement.json");
+  const double fastest_handoff = placement.at("fastest_handoff").get<double>();
+  const double fastest_cache = placement.at("fastest_cache").get<double>();
+  PlacementStates states;
+  for (const json& s : placement.at("samples")) {
+    if (s.at("handoff").get<double>() > kApartHandoff * fastest_handoff) {
+      ++states.apart;
+      continue;
+    }
+    (cache_crowded(s.at("cache").get<double>(), fastest_cache) ? states.crowded : states.quiet)
+        .push_back(s.at("two_devices").get<double>());
+  }
+  return states;
+}
+
 // held_out_crowded_zen4 (2026-12-07, afternoon): 90f01fd's build judged a window whose cache
 // reading (each device streaming half its L2) was over 1.4x the fastest as crowded, and timed
 // its unit again. The placement sample found 75% of the samples crowded, and in them
@@ -1517,18 +1540,10 @@ TEST(ValidationRun, TheCrowdedCachesRunOnTheZen4) {
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices host"), 1);
   EXPECT_EQ(now.runs_missed("784-256-256-10", 32, "2 devices mirrored (allreduce)"), 0);
   // Criterion 1: with the cores near, the 2-device step in crowded samples over 1.1x the others.
-  const json placement = validation_run(dir + "/placement.json");
-  const double fastest_handoff = placement.at("fastest_handoff").get<double>();
-  const double fastest_cache = placement.at("fastest_cache").get<double>();
-  std::vector<double> crowded, quiet;
-  for (const json& s : placement.at("samples")) {
-    if (s.at("handoff").get<double>() > kApartHandoff * fastest_handoff) continue;
-    (s.at("cache").get<double>() > kCrowdedCache * fastest_cache ? crowded : quiet)
-        .push_back(s.at("two_devices").get<double>());
-  }
-  EXPECT_EQ(crowded.size(), 1644u);
-  EXPECT_EQ(quiet.size(), 396u);
-  EXPECT_GT(median_of(crowded), 1.10 * median_of(quiet));
+  const PlacementStates states = placement_states(dir);
+  EXPECT_EQ(states.crowded.size(), 1644u);
+  EXPECT_EQ(states.quiet.size(), 396u);
+  EXPECT_GT(median_of(states.crowded), 1.10 * median_of(states.quiet));
   // The calibration's windows as b28c957 reads them: the readings, no count; only the seed's
   // steps at once kept a window apart (90f01fd named the update's too, for its caches).
   const HardwareProfile hw = profile_of(validation_run(dir + "/p1.json"));
@@ -1594,23 +1609,11 @@ TEST(ValidationRun, TheWindowsOnAFreshXeonSet) {
   EXPECT_EQ(now.runs_missed(small, 32, "2 devices mirrored deterministic"), 2);
   EXPECT_EQ(now.runs_missed(small, 512, "2 devices mirrored (sharded)"), 1);
   // Criterion 1: near and crowded, near and not; the crowded median under 1.1 times the other.
-  const json placement = validation_run(dir + "/placement.json");
-  const double fastest_handoff = placement.at("fastest_handoff").get<double>();
-  const double fastest_cache = placement.at("fastest_cache").get<double>();
-  std::vector<double> crowded, quiet;
-  int apart = 0;
-  for (const json& s : placement.at("samples")) {
-    if (s.at("handoff").get<double>() > kApartHandoff * fastest_handoff) {
-      ++apart;
-      continue;
-    }
-    (cache_crowded(s.at("cache").get<double>(), fastest_cache) ? crowded : quiet)
-        .push_back(s.at("two_devices").get<double>());
-  }
-  EXPECT_EQ(apart, 10);
-  EXPECT_EQ(crowded.size(), 1074u);
-  EXPECT_EQ(quiet.size(), 933u);
-  EXPECT_LT(median_of(crowded), 1.10 * median_of(quiet));
+  const PlacementStates states = placement_states(dir);
+  EXPECT_EQ(states.apart, 10);
+  EXPECT_EQ(states.crowded.size(), 1074u);
+  EXPECT_EQ(states.quiet.size(), 933u);
+  EXPECT_LT(median_of(states.crowded), 1.10 * median_of(states.quiet));
   // Each run: no window kept apart or stolen in the calibration or the refits; every kept
   // repetition near and unstolen; the repetitions crowded against the run's fastest reading.
   // Over the seed's repetitions (the run's first model) the edges' group read no faster than
