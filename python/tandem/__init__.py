@@ -40,6 +40,19 @@ def set_num_threads(threads):
     _tandem.set_num_threads(int(threads))
 
 
+def set_flush_denormals(flush):
+    """Flush denormal floats (below 2**-126) to zero while tandem computes (the default, as
+    TensorFlow does; on x86 they slow every instruction that meets one), or keep them with
+    ``False``. The calling thread is back in its own mode when fit, evaluate or predict
+    returns, and Python callbacks run in it."""
+    _tandem.set_flush_denormals(bool(flush))
+
+
+def flush_denormals():
+    """Whether tandem flushes denormal floats to zero (``set_flush_denormals``)."""
+    return _tandem.flush_denormals()
+
+
 def rank():
     """This process's MPI rank (0 without MPI)."""
     return _tandem.mpi.rank()

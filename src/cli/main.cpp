@@ -20,6 +20,7 @@
 #include "cli/train_command.h"
 #include "cli/typo_hint.h"
 #include "cli/validate_command.h"
+#include "core/denormals.h"
 #include "tandem/error.h"
 #include "tandem/mpi.h"
 
@@ -103,6 +104,9 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The tool's own thread (and every thread it starts) computes as fit does: probes and
+  // benches measure what training runs (core/denormals.h).
+  tandem::detail::set_thread_denormals(tandem::detail::compute_denormals());
   try {
     // Started by mpirun (or another MPI launcher): one rank of a multi-process job.
     if (tandem::mpi::launched()) tandem::mpi::init(argc, argv);

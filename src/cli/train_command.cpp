@@ -188,6 +188,11 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                 "Train on when the loss becomes NaN or infinite, and save the model anyway "
                 "[default: stop, save nothing, exit 7]")
       ->group("Run");
+  cmd->add_flag("--keep-denormals", o.keep_denormals,
+                "Compute with denormal floats (below 2^-126) rather than flushing them to zero "
+                "[default: flushed, as TensorFlow does: on x86 they slow every instruction that "
+                "meets one]")
+      ->group("Run");
   cmd->add_option("--verbose", o.verbose,
                   "0 silent, 1 progress bar on a terminal (one line per epoch otherwise), "
                   "2 one line per epoch")
@@ -242,6 +247,7 @@ int run_train(const TrainOptions& given) {
   if (o.learning_rate) optimizer.learning_rate = *o.learning_rate;
   if (o.threads) set_num_threads(*o.threads);
   if (o.seed) set_random_seed(*o.seed);
+  if (o.keep_denormals) set_flush_denormals(false);
   Model model = build_model(o.shape, o.data);
   // A model file compiled in it (a .keras from Keras, or tandem's own) trains on with its own
   // optimizer, the optimizer's state and its loss, unless --optimizer, --lr or --loss says

@@ -40,6 +40,7 @@ struct TrainOptions {
   bool overwrite_checkpoints = false;         // a fresh run may replace checkpoints found
   std::vector<std::string> resume_overrides;  // fields a resume may change
   bool continue_on_nan = false;  // default: a NaN/inf loss stops the run, exit 7, nothing saved
+  bool keep_denormals = false;   // default: denormal floats flushed to zero, as TensorFlow does
   int verbose = 1;
   std::string save_path;          // empty: do not save
   std::string metrics_json_path;  // empty: no report

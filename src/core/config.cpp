@@ -3,6 +3,7 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <atomic>
 #include <mutex>
 #include <random>
 
@@ -18,6 +19,7 @@ Rng& global_rng() {
   return rng;
 }
 int g_threads = 0;
+std::atomic<bool> g_flush_denormals{true};
 
 }  // namespace
 
@@ -48,6 +50,14 @@ void set_num_threads(int threads) {
                       std::to_string(available_cores()) + " cores available here)");
   }
   g_threads = threads;
+}
+
+void set_flush_denormals(bool flush) {
+  g_flush_denormals.store(flush, std::memory_order_relaxed);
+}
+
+bool flush_denormals() {
+  return g_flush_denormals.load(std::memory_order_relaxed);
 }
 
 int num_threads() {

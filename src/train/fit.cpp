@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/denormals.h"
 #include "tandem/config.h"
 #include "tandem/model.h"
 #include "train/data_checks.h"
@@ -26,6 +27,15 @@ class FitGuard {
   int& running_;
 };
 
+// Runs hook(callback) on every callback, in the floating-point mode of fit's caller rather
+// than the one tandem computes in (core/denormals.h): a callback is the caller's code.
+template <class Hook>
+void each_callback(const FitOptions& o, detail::Denormals caller, Hook&& hook) {
+  if (o.callbacks.empty()) return;
+  const detail::ScopedThreadDenormals mode(caller);
+  for (const auto& cb : o.callbacks) hook(*cb);
+}
+
 void set_average_logs(const detail::Compiled& compiled, const detail::BatchStats& total,
                       Logs& logs) {
   logs["loss"] = total.loss_sum / total.samples;
@@ -35,7 +45,8 @@ void set_average_logs(const detail::Compiled& compiled, const detail::BatchStats
 // One epoch's steps (a resumed epoch continues from the checkpoint's step, with its sums so
 // far); returns the epoch's running logs. Stops early when a callback sets stop_training.
 Logs train_epoch(Model& model, detail::FitRun& run, int epoch, const detail::FitProgress& start,
-                 const History& history, detail::Progress& bar, std::vector<int64_t>& rows) {
+                 const History& history, detail::Progress& bar, std::vector<int64_t>& rows,
+                 detail::Denormals caller) {
   const FitOptions& o = run.options();
   run.epoch_rows(epoch, rows);
   const bool resumed = epoch == start.epoch;
@@ -46,7 +57,7 @@ Logs train_epoch(Model& model, detail::FitRun& run, int epoch, const detail::Fit
   for (int64_t step = resumed ? start.step : 0; step < run.steps_per_epoch(); ++step) {
     const int64_t begin = step * o.batch_size;
     const int64_t n = std::min(o.batch_size, count - begin);
-    for (const auto& cb : o.callbacks) cb->on_train_batch_begin(step, {});
+    each_callback(o, caller, [&](Callback& cb) { cb.on_train_batch_begin(step, {}); });
     const auto step_start = Clock::now();
     total += run.strategy().train_step(
         run.x(), run.y(), {rows.data() + begin, static_cast<size_t>(n)}, run.step_seed());
@@ -54,7 +65,7 @@ Logs train_epoch(Model& model, detail::FitRun& run, int epoch, const detail::Fit
     if (run.tracing()) detail::Tracer::record("train step", "step", step_start);
     set_average_logs(run.compiled(), total, logs);
     bar.update(step + 1, logs);
-    for (const auto& cb : o.callbacks) cb->on_train_batch_end(step, logs);
+    each_callback(o, caller, [&](Callback& cb) { cb.on_train_batch_end(step, logs); });
     run.after_step(epoch, step, total, history);
     if (model.stop_training) break;
   }
@@ -76,26 +87,28 @@ void add_validation_logs(detail::FitRun& run, Logs& logs) {
 History Model::fit(const Samples& x, const Samples& y, const FitOptions& o) {
   ensure_built();
   const FitGuard guard(state_->fits_running);
+  const detail::ComputeDenormals fp(num_threads());  // before the devices start
+  const detail::Denormals caller = fp.caller();
   detail::FitRun run(*state_, x, y, o);
   stop_training = false;
   for (const auto& cb : o.callbacks) cb->set_model(this);
-  for (const auto& cb : o.callbacks) cb->on_train_begin({});
+  each_callback(o, caller, [&](Callback& cb) { cb.on_train_begin({}); });
   const detail::FitProgress start = run.progress;
   History history = start.history;
   std::vector<int64_t> rows;
   for (int epoch = start.epoch; epoch < o.epochs && !stop_training; ++epoch) {
-    for (const auto& cb : o.callbacks) cb->on_epoch_begin(epoch, {});
+    each_callback(o, caller, [&](Callback& cb) { cb.on_epoch_begin(epoch, {}); });
     detail::Progress bar = run.progress_bar(epoch);
-    Logs logs = train_epoch(*this, run, epoch, start, history, bar, rows);
+    Logs logs = train_epoch(*this, run, epoch, start, history, bar, rows, caller);
     if (run.validation()) add_validation_logs(run, logs);
     bar.finish(logs);
     history.epoch.push_back(epoch);
     for (const auto& [k, v] : logs) history.history[k].push_back(v);
-    for (const auto& cb : o.callbacks) cb->on_epoch_end(epoch, logs);
+    each_callback(o, caller, [&](Callback& cb) { cb.on_epoch_end(epoch, logs); });
     // An epoch cut short by stop_training is not a finished epoch to resume after.
     if (!stop_training) run.after_epoch(epoch, history);
   }
-  for (const auto& cb : o.callbacks) cb->on_train_end({});
+  each_callback(o, caller, [&](Callback& cb) { cb.on_train_end({}); });
   run.finish();
   return history;
 }
@@ -118,8 +131,9 @@ std::map<std::string, double> Model::train_on_batch(const Samples& x, const Samp
   auto& s = *state_;
   detail::check_targets(s, x, y, "train_on_batch");
   s.require_compiled("train_on_batch");
-  auto cache = std::static_pointer_cast<TrainOnBatchCache>(s.train_on_batch_cache);
   const int threads = num_threads();
+  const detail::ComputeDenormals fp(threads);
+  auto cache = std::static_pointer_cast<TrainOnBatchCache>(s.train_on_batch_cache);
   if (!cache || cache->threads != threads || cache->max_batch < x.count()) {
     s.train_on_batch_cache.reset();  // the old strategy's buffers go before the new ones come
     cache = std::make_shared<TrainOnBatchCache>();

@@ -2,6 +2,7 @@
 #include <iostream>
 #include <numeric>
 
+#include "core/denormals.h"
 #include "tandem/config.h"
 #include "tandem/error.h"
 #include "tandem/model.h"
@@ -39,6 +40,7 @@ std::map<std::string, double> Model::evaluate(const Samples& x, const Samples& y
   detail::check_batch_size(o.batch_size, "evaluate");
   detail::check_targets(s, x, y, "evaluate");
   const auto start = Clock::now();
+  const detail::ComputeDenormals fp(num_threads());
   auto strategy = detail::make_single_device_strategy(s, num_threads());
   strategy->prepare(std::min(o.batch_size, x.count()));
   const int64_t steps = (x.count() + o.batch_size - 1) / o.batch_size;
@@ -55,6 +57,7 @@ Tensor Model::predict(const Samples& x, const PredictOptions& o) {
   detail::check_batch_size(o.batch_size, "predict");
   detail::check_inputs(s, x, "predict");
   const auto start = Clock::now();
+  const detail::ComputeDenormals fp(num_threads());
   auto strategy = detail::make_single_device_strategy(s, num_threads());
   const int64_t count = x.count();
   strategy->prepare(std::min(o.batch_size, count));

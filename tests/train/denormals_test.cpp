@@ -1,0 +1,164 @@
+// Denormal floats flushed while tandem computes (core/denormals.h): on the caller's thread
+// and its OpenMP team for the call, on the devices' threads, and back in the caller's own
+// mode for callbacks and after the call. Each check computes with a denormal and looks at the
+// result, so a thread in the wrong mode gives a wrong number.
+#include "core/denormals.h"
+
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <atomic>
+#include <ostream>
+
+#include "test_util.h"
+
+namespace tandem {
+namespace {
+
+using detail::Denormals;
+
+constexpr float kTiny = 1e-40f;  // a denormal float32
+constexpr float kHuge = 1e30f;   // kTiny * kHuge = 1e-10, a normal float
+
+// Whether this thread computes with denormals: 1e-40 * 1 is 1e-40 kept, 0 flushed.
+bool computes_denormals() {
+  volatile float tiny = kTiny;
+  volatile float one = 1.f;
+  return tiny * one != 0.f;
+}
+
+// y = w x, one weight, no bias: w = 1e-40 reads as 0 where denormals are flushed.
+Model tiny_weight_model() {
+  auto in = Input({1});
+  auto out = Dense(1, "linear", {.use_bias = false})(in);
+  Model model(in, out);
+  model.set_weights({Tensor({1, 1}, {kTiny})});
+  return model;
+}
+
+Tensor column(std::vector<float> values) {
+  const auto n = static_cast<int64_t>(values.size());
+  return Tensor({n, 1}, std::move(values));
+}
+
+// Restores the process's setting and the test thread's mode whatever a test does.
+class DenormalFloats : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(detail::can_flush_denormals());
+    ASSERT_EQ(detail::thread_denormals(), Denormals::kept);
+    ASSERT_TRUE(computes_denormals());
+    set_num_threads(2);
+  }
+  void TearDown() override {
+    set_flush_denormals(true);
+    detail::set_thread_denormals(Denormals::kept);
+  }
+};
+
+TEST_F(DenormalFloats, ThreadModeIsWhatTheArithmeticDoes) {
+  detail::set_thread_denormals(Denormals::flushed);
+  EXPECT_EQ(detail::thread_denormals(), Denormals::flushed);
+  EXPECT_FALSE(computes_denormals());
+  {
+    const detail::ScopedThreadDenormals kept(Denormals::kept);
+    EXPECT_TRUE(computes_denormals());
+  }
+  EXPECT_FALSE(computes_denormals());
+  detail::set_thread_denormals(Denormals::kept);
+  EXPECT_TRUE(computes_denormals());
+}
+
+TEST_F(DenormalFloats, PredictAndEvaluateFlushOnTheCallersTeamAndRestoreIt) {
+  Model model = tiny_weight_model();
+  model.compile(SGD(0.0), "mean_squared_error");
+  // Two rows, so both threads of the team take one where predict splits rows.
+  const Tensor x = column({kHuge, kHuge}), y = column({0.f, 0.f});
+  EXPECT_EQ(model.predict(x, {.verbose = 0})[0], 0.f);
+  EXPECT_EQ(model.evaluate(x, y, {.verbose = 0})["loss"], 0.0);
+  // The caller and every thread of its team are back in the caller's mode.
+  EXPECT_TRUE(computes_denormals());
+  std::atomic<int> kept{0};
+#pragma omp parallel num_threads(2)
+  if (computes_denormals()) ++kept;
+  EXPECT_EQ(kept.load(), 2);
+
+  set_flush_denormals(false);
+  EXPECT_FALSE(flush_denormals());
+  EXPECT_NEAR(model.predict(x, {.verbose = 0})[0], 1e-10, 1e-12);
+  EXPECT_GT(model.evaluate(x, y, {.verbose = 0})["loss"], 0.0);
+}
+
+// One step of SGD with learning rate 0 writes w - 0 * g back: the weight itself where the
+// updating thread keeps denormals, 0 where it flushes them.
+struct Placement {
+  int devices;
+  const char* strategy;
+  const char* reducer;
+};
+
+void PrintTo(const Placement& p, std::ostream* os) {
+  *os << p.devices << " device(s), " << p.strategy << ", " << p.reducer;
+}
+
+class FitDenormalFloats : public DenormalFloats, public ::testing::WithParamInterface<Placement> {};
+
+TEST_P(FitDenormalFloats, DevicesFlushAndCallbacksRunInTheCallersMode) {
+  const Placement run = GetParam();
+  const Tensor x = column({kHuge, kHuge}), y = column({0.f, 0.f});
+  struct Probe : Callback {
+    std::atomic<int> calls{0}, flushed{0};
+    void on_train_batch_end(int64_t, const Logs&) override {
+      ++calls;
+      if (!computes_denormals()) ++flushed;
+    }
+  };
+  for (const bool flush : {true, false}) {
+    SCOPED_TRACE(flush ? "flushed" : "kept");
+    set_flush_denormals(flush);
+    Model model = tiny_weight_model();
+    model.compile(SGD(0.0), "mean_squared_error");
+    auto probe = std::make_shared<Probe>();
+    const History h = model.fit(x, y,
+                                {.batch_size = 2,
+                                 .epochs = 1,
+                                 .verbose = 0,
+                                 .validation_data = std::pair<Samples, Samples>{x, y},
+                                 .callbacks = {probe},
+                                 .devices = run.devices,
+                                 .strategy = run.strategy,
+                                 .threads_per_device = 1,
+                                 .reducer = run.reducer});
+    EXPECT_EQ(model.get_weights()[0][0], flush ? 0.f : kTiny);
+    // Validation runs after the step, on the updated weight (0 where flushed).
+    if (flush) {
+      EXPECT_EQ(h.history.at("val_loss")[0], 0.0);
+    } else {
+      EXPECT_GT(h.history.at("val_loss")[0], 0.0);
+    }
+    EXPECT_EQ(probe->calls.load(), 1);
+    EXPECT_EQ(probe->flushed.load(), 0);  // the callback ran in the test thread's mode
+    EXPECT_TRUE(computes_denormals());
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, FitDenormalFloats,
+                         ::testing::Values(Placement{1, "mirrored", "sharded"},
+                                           Placement{2, "mirrored", "sharded"},
+                                           Placement{2, "mirrored", "allreduce"},
+                                           Placement{2, "host", "sharded"}),
+                         [](const auto& info) {
+                           return std::to_string(info.param.devices) + "_" + info.param.strategy +
+                                  "_" + info.param.reducer;
+                         });
+
+TEST_F(DenormalFloats, TrainOnBatchFlushesAndRestores) {
+  Model model = tiny_weight_model();
+  model.compile(SGD(0.0), "mean_squared_error");
+  model.train_on_batch(column({kHuge, kHuge}), column({0.f, 0.f}));
+  EXPECT_EQ(model.get_weights()[0][0], 0.f);
+  EXPECT_TRUE(computes_denormals());
+}
+
+}  // namespace
+}  // namespace tandem
