@@ -22,12 +22,13 @@ int available_cores();
 int max_threads();
 
 // Denormal floats (below 2^-126 in float32) flushed to zero while tandem computes, as
-// TensorFlow does on its threads: on x86 each one costs an instruction tens of cycles or
-// more, and a small model's step slowed 1.7x by its fourth epoch where training had driven
-// values there. On by default; false keeps them (IEEE gradual underflow, like PyTorch's
-// default), for fits, evaluations and predictions that start after the call. The caller's
-// own thread is back in its mode when a call returns, and callbacks run in it. Where the
-// CPU cannot flush (neither x86-64 nor AArch64), true changes nothing.
+// TensorFlow does on its threads: optimizer state that decays through that range slowed a
+// small model's step up to 2.7x on a Xeon (docs/PERFORMANCE.md, "Denormal floats flushed").
+// On by default; false keeps them (IEEE gradual underflow, PyTorch's default), for fit,
+// evaluate, predict and train_on_batch calls that start after it. The calling thread and
+// its OpenMP threads get their own settings back when a call returns, and callbacks run
+// with the calling thread's own. Where the CPU cannot flush (neither x86-64 nor AArch64),
+// true changes nothing.
 void set_flush_denormals(bool flush);
 bool flush_denormals();
 

@@ -1,17 +1,22 @@
-// Denormal (subnormal) floats, below 2^-126 in float32, cost a microcode assist on x86
-// wherever an instruction reads or writes one: tens to hundreds of cycles instead of one.
-// Training drives some values there as it goes (RMSprop's and Adam's averages of a
-// gradient that stays zero decay through them step by step), and a small model's step
-// slowed 1.7x by its fourth epoch on Fashion-MNIST (docs/PERFORMANCE.md, "Denormal floats
-// flushed"). TensorFlow flushes denormals to zero on every thread it computes on; tandem does
-// the same, and tandem::set_flush_denormals(false) keeps them (tandem/config.h).
+// Denormal (subnormal) floats, below 2^-126 in float32, can cost an x86 core a microcode
+// assist per instruction that meets one. Training drives optimizer state there: on a Xeon a
+// 784-256-256-10 step on Fashion-MNIST slowed to 1.98x by its fifth epoch with RMSprop and
+// 2.70x with Adam, the time in the update, and not with SGD (docs/PERFORMANCE.md, "Denormal
+// floats flushed"). TensorFlow flushes denormals to zero on every thread its ops run on;
+// tandem does the same while it computes, and tandem::set_flush_denormals(false) keeps them.
 //
-// The mode is per thread (x86: MXCSR's FTZ and DAZ bits; AArch64: FPCR.FZ), and a thread
-// starts with its creator's. tandem sets it on every thread it computes on:
-// - the caller of fit, evaluate, predict and train_on_batch, and that thread's OpenMP team,
-//   for the call only (ComputeDenormals below); callbacks run in the caller's own mode;
-// - the devices' threads and their OpenMP teams, for their lifetime, in the mode of the
-//   thread that made the group (DeviceGroup), and MPI's communication thread likewise.
+// The mode is per thread (x86-64: MXCSR's FTZ and DAZ bits; AArch64: FPCR.FZ), and a new
+// thread starts with its creator's (pthread_create). tandem sets it:
+// - for one call of fit, evaluate, predict or train_on_batch, on the caller and on each
+//   thread of the caller's OpenMP team (ComputeDenormals). Each thread keeps the bits it had
+//   and gets them back when the call returns or throws, so a call nested in another (a
+//   predict in a callback) leaves the outer call's team as it found it;
+// - callbacks run with the caller's own bits on the caller's thread (its team is not reset:
+//   OpenMP work a callback starts runs on threads that flush during a fit);
+// - the devices' threads, their OpenMP teams and MPI's communication thread are made inside
+//   fit, so they start in its mode; the `tandem` tool's own thread starts flushed.
+// Team threads are found as OpenMP's runtime keeps them: libgomp (GCC's, which tandem links)
+// runs a thread's later regions of up to the same size on the same threads.
 #pragma once
 
 #include <cstdint>
@@ -23,24 +28,21 @@ enum class Denormals : uint8_t { kept, flushed };
 // Whether this CPU can flush (x86-64 and AArch64); elsewhere flushing does nothing.
 bool can_flush_denormals();
 
-// This thread's mode: flushed when results and inputs below 2^-126 both become zero.
+// This thread's denormal bits exactly (x86-64: FTZ and DAZ, either may be set alone), and
+// the mode they make: flushed when results and inputs below 2^-126 both become zero.
+uint32_t thread_denormal_bits();
+void set_thread_denormal_bits(uint32_t bits);
+uint32_t denormal_bits(Denormals mode);
 Denormals thread_denormals();
 void set_thread_denormals(Denormals mode);
-
-// The mode on this thread and on each thread of its OpenMP team of `threads`: the team's
-// threads run an empty parallel region that sets it. OpenMP keeps a thread's team between
-// regions, so later regions of up to `threads` run on those threads; a larger one starts
-// new threads, which take this thread's mode.
-void set_team_denormals(int threads, Denormals mode);
 
 // The mode the process computes in: tandem::flush_denormals().
 Denormals compute_denormals();
 
-// For one call of fit, evaluate, predict or train_on_batch: the caller and its OpenMP team
-// compute in compute_denormals(); on return (or an exception) they are back in the caller's
-// mode. `threads` is the most the call's team uses (the team OpenMP would start now, if
-// larger, is set too). The team is set on entry whatever the caller's mode (its threads may
-// predate a change of it), and set back on exit only when the caller's mode differs.
+// For one call of fit, evaluate, predict or train_on_batch: the caller and each thread of
+// its OpenMP team of `threads` compute in compute_denormals(); each gets its own bits back
+// on return (or an exception). Threads the call starts beyond `threads` (a larger region)
+// take the caller's mode then, and are set back to the caller's bits.
 class ComputeDenormals {
  public:
   explicit ComputeDenormals(int threads);
@@ -48,29 +50,24 @@ class ComputeDenormals {
   ComputeDenormals(const ComputeDenormals&) = delete;
   ComputeDenormals& operator=(const ComputeDenormals&) = delete;
 
-  Denormals caller() const { return caller_; }
+  uint32_t caller_bits() const { return caller_bits_; }
 
  private:
-  Denormals caller_;
-  Denormals mode_;
   int threads_;
+  uint32_t caller_bits_;
 };
 
-// This thread in `mode` for a scope (a callback in the caller's own mode); the team is not
+// This thread with `bits` for a scope (a callback in the caller's own mode); the team is not
 // touched.
 class ScopedThreadDenormals {
  public:
-  explicit ScopedThreadDenormals(Denormals mode) : previous_(thread_denormals()) {
-    if (mode != previous_) set_thread_denormals(mode);
-  }
-  ~ScopedThreadDenormals() {
-    if (thread_denormals() != previous_) set_thread_denormals(previous_);
-  }
+  explicit ScopedThreadDenormals(uint32_t bits);
+  ~ScopedThreadDenormals();
   ScopedThreadDenormals(const ScopedThreadDenormals&) = delete;
   ScopedThreadDenormals& operator=(const ScopedThreadDenormals&) = delete;
 
  private:
-  Denormals previous_;
+  uint32_t previous_;
 };
 
 }  // namespace tandem::detail

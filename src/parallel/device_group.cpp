@@ -99,8 +99,7 @@ DevicePlan plan_devices(int devices, int threads_per_device) {
   return plan;
 }
 
-DeviceGroup::DeviceGroup(const DevicePlan& plan)
-    : plan_(plan), barrier_(plan.devices), denormals_(thread_denormals()) {
+DeviceGroup::DeviceGroup(const DevicePlan& plan) : plan_(plan), barrier_(plan.devices) {
   try {
     for (int d = 0; d < plan.devices; ++d) workers_.emplace_back([this, d] { worker_loop(d); });
   } catch (const std::system_error& e) {
@@ -136,7 +135,6 @@ void DeviceGroup::worker_loop(int device) {
     pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   }
   omp_set_num_threads(plan_.threads_per_device);
-  set_team_denormals(plan_.threads_per_device, denormals_);
   uint64_t seen = 0;
   for (;;) {
     Erased fn;

@@ -20,8 +20,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/denormals.h"
-
 namespace tandem::detail {
 
 // How long a waiting thread spins before it sleeps: longer than a wake-up costs on a
@@ -106,9 +104,6 @@ class DeviceGroup {
 
   DevicePlan plan_;
   DeviceBarrier barrier_;
-  // The devices and their OpenMP teams compute in the mode of the thread that made the
-  // group, for the group's lifetime (core/denormals.h).
-  Denormals denormals_;
   std::vector<std::thread> workers_;
   std::mutex mutex_;
   std::condition_variable start_cv_, done_cv_;

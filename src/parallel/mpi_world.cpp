@@ -12,7 +12,6 @@
 #include <string_view>
 #include <thread>
 
-#include "core/denormals.h"
 #include "parallel/bf16.h"
 #include "parallel/shared_memory_communicator.h"
 #include "parallel/world.h"
@@ -121,11 +120,7 @@ class MpiCommunicator final : public Communicator {
     if (o.bf16) {
       endpoint_.check(MPI_Op_create(&bf16_sum, 1, &bf16_op_), "MPI_Op_create");
     }
-    // The thread sums gradients in the mode of the thread that made it (core/denormals.h).
-    worker_ = std::thread([this, mode = thread_denormals()] {
-      set_thread_denormals(mode);
-      work();
-    });
+    worker_ = std::thread([this] { work(); });
   }
   ~MpiCommunicator() override {
     // Operations still in flight (a step ended by an error elsewhere) finish first: MPI

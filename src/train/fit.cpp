@@ -30,7 +30,7 @@ class FitGuard {
 // Runs hook(callback) on every callback, in the floating-point mode of fit's caller rather
 // than the one tandem computes in (core/denormals.h): a callback is the caller's code.
 template <class Hook>
-void each_callback(const FitOptions& o, detail::Denormals caller, Hook&& hook) {
+void each_callback(const FitOptions& o, uint32_t caller, Hook&& hook) {
   if (o.callbacks.empty()) return;
   const detail::ScopedThreadDenormals mode(caller);
   for (const auto& cb : o.callbacks) hook(*cb);
@@ -46,7 +46,7 @@ void set_average_logs(const detail::Compiled& compiled, const detail::BatchStats
 // far); returns the epoch's running logs. Stops early when a callback sets stop_training.
 Logs train_epoch(Model& model, detail::FitRun& run, int epoch, const detail::FitProgress& start,
                  const History& history, detail::Progress& bar, std::vector<int64_t>& rows,
-                 detail::Denormals caller) {
+                 uint32_t caller) {
   const FitOptions& o = run.options();
   run.epoch_rows(epoch, rows);
   const bool resumed = epoch == start.epoch;
@@ -88,7 +88,7 @@ History Model::fit(const Samples& x, const Samples& y, const FitOptions& o) {
   ensure_built();
   const FitGuard guard(state_->fits_running);
   const detail::ComputeDenormals fp(num_threads());  // before the devices start
-  const detail::Denormals caller = fp.caller();
+  const uint32_t caller = fp.caller_bits();
   detail::FitRun run(*state_, x, y, o);
   stop_training = false;
   for (const auto& cb : o.callbacks) cb->set_model(this);

@@ -1,7 +1,8 @@
 // Denormal floats flushed while tandem computes (core/denormals.h): on the caller's thread
 // and its OpenMP team for the call, on the devices' threads, and back in the caller's own
-// mode for callbacks and after the call. Each check computes with a denormal and looks at the
-// result, so a thread in the wrong mode gives a wrong number.
+// mode for callbacks and after the call, each thread with its own bits, nested calls
+// included. Each check computes with a denormal and looks at the result, so a thread in the
+// wrong mode gives a wrong number.
 #include "core/denormals.h"
 
 #include <gtest/gtest.h>
@@ -41,27 +42,85 @@ Tensor column(std::vector<float> values) {
   return Tensor({n, 1}, std::move(values));
 }
 
-// Restores the process's setting and the test thread's mode whatever a test does.
+// How many of a team of `threads` compute with denormals (each thread tries).
+int team_keeping(int threads) {
+  std::atomic<int> kept{0};
+#pragma omp parallel num_threads(threads)
+  if (computes_denormals()) ++kept;
+  return kept.load();
+}
+
+// Restores the process's setting, the thread count and the test thread's mode whatever a
+// test does.
 class DenormalFloats : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(detail::can_flush_denormals());
+    if (!detail::can_flush_denormals()) GTEST_SKIP() << "this CPU cannot flush denormals";
     ASSERT_EQ(detail::thread_denormals(), Denormals::kept);
     ASSERT_TRUE(computes_denormals());
+    threads_ = num_threads();
     set_num_threads(2);
+    ASSERT_EQ(team_keeping(2), 2);
   }
   void TearDown() override {
     set_flush_denormals(true);
+    set_num_threads(threads_);
+#pragma omp parallel num_threads(2)
     detail::set_thread_denormals(Denormals::kept);
   }
+
+ private:
+  int threads_ = 0;
 };
+
+TEST_F(DenormalFloats, ACallsTeamFlushesAndEachThreadGetsItsOwnBitsBack) {
+  {
+    const detail::ComputeDenormals fp(2);
+    EXPECT_EQ(team_keeping(2), 0);
+  }
+  EXPECT_EQ(team_keeping(2), 2);
+  // Team threads that flushed before keep flushing after a call that kept denormals.
+#pragma omp parallel num_threads(2)
+  if (omp_get_thread_num() != 0) detail::set_thread_denormals(Denormals::flushed);
+  set_flush_denormals(false);
+  {
+    const detail::ComputeDenormals fp(2);
+    EXPECT_EQ(team_keeping(2), 2);
+  }
+  EXPECT_EQ(team_keeping(2), 1);  // the caller keeps, its other thread flushes again
+  EXPECT_TRUE(computes_denormals());
+}
+
+TEST_F(DenormalFloats, ACallNestedInACallbackLeavesTheOuterTeamFlushed) {
+  const detail::ComputeDenormals outer(2);
+  {
+    const detail::ScopedThreadDenormals callback(outer.caller_bits());
+    EXPECT_TRUE(computes_denormals());
+    const detail::ComputeDenormals inner(2);  // a predict inside the callback
+    EXPECT_EQ(team_keeping(2), 0);
+  }
+  EXPECT_FALSE(computes_denormals());
+  EXPECT_EQ(team_keeping(2), 0);
+}
+
+#if defined(__x86_64__)
+TEST_F(DenormalFloats, ACallersPartialBitsComeBackExactly) {
+  constexpr uint32_t kFlushToZeroOnly = 0x8000;  // FTZ without DAZ
+  detail::set_thread_denormal_bits(kFlushToZeroOnly);
+  EXPECT_EQ(detail::thread_denormals(), Denormals::kept);
+  { const detail::ComputeDenormals fp(1); }
+  EXPECT_EQ(detail::thread_denormal_bits(), kFlushToZeroOnly);
+  { const detail::ComputeDenormals fp(2); }
+  EXPECT_EQ(detail::thread_denormal_bits(), kFlushToZeroOnly);
+}
+#endif
 
 TEST_F(DenormalFloats, ThreadModeIsWhatTheArithmeticDoes) {
   detail::set_thread_denormals(Denormals::flushed);
   EXPECT_EQ(detail::thread_denormals(), Denormals::flushed);
   EXPECT_FALSE(computes_denormals());
   {
-    const detail::ScopedThreadDenormals kept(Denormals::kept);
+    const detail::ScopedThreadDenormals kept(detail::denormal_bits(Denormals::kept));
     EXPECT_TRUE(computes_denormals());
   }
   EXPECT_FALSE(computes_denormals());
@@ -78,10 +137,7 @@ TEST_F(DenormalFloats, PredictAndEvaluateFlushOnTheCallersTeamAndRestoreIt) {
   EXPECT_EQ(model.evaluate(x, y, {.verbose = 0})["loss"], 0.0);
   // The caller and every thread of its team are back in the caller's mode.
   EXPECT_TRUE(computes_denormals());
-  std::atomic<int> kept{0};
-#pragma omp parallel num_threads(2)
-  if (computes_denormals()) ++kept;
-  EXPECT_EQ(kept.load(), 2);
+  EXPECT_EQ(team_keeping(2), 2);
 
   set_flush_denormals(false);
   EXPECT_FALSE(flush_denormals());
@@ -106,10 +162,16 @@ class FitDenormalFloats : public DenormalFloats, public ::testing::WithParamInte
 TEST_P(FitDenormalFloats, DevicesFlushAndCallbacksRunInTheCallersMode) {
   const Placement run = GetParam();
   const Tensor x = column({kHuge, kHuge}), y = column({0.f, 0.f});
+  // Checks the callback's own arithmetic, and predicts from inside it (a call nested in fit).
   struct Probe : Callback {
+    explicit Probe(Tensor x) : x(std::move(x)) {}
+    Tensor x;
     std::atomic<int> calls{0}, flushed{0};
+    std::vector<float> predicted;
     void on_train_batch_end(int64_t, const Logs&) override {
       ++calls;
+      if (!computes_denormals()) ++flushed;
+      predicted.push_back(model().predict(x, {.verbose = 0})[0]);
       if (!computes_denormals()) ++flushed;
     }
   };
@@ -118,7 +180,7 @@ TEST_P(FitDenormalFloats, DevicesFlushAndCallbacksRunInTheCallersMode) {
     set_flush_denormals(flush);
     Model model = tiny_weight_model();
     model.compile(SGD(0.0), "mean_squared_error");
-    auto probe = std::make_shared<Probe>();
+    auto probe = std::make_shared<Probe>(x);
     const History h = model.fit(x, y,
                                 {.batch_size = 2,
                                  .epochs = 1,
@@ -138,6 +200,13 @@ TEST_P(FitDenormalFloats, DevicesFlushAndCallbacksRunInTheCallersMode) {
     }
     EXPECT_EQ(probe->calls.load(), 1);
     EXPECT_EQ(probe->flushed.load(), 0);  // the callback ran in the test thread's mode
+    // The weight after the step: 0 flushed; kept, 1e-40 * 1e30.
+    ASSERT_EQ(probe->predicted.size(), 1u);
+    if (flush) {
+      EXPECT_EQ(probe->predicted[0], 0.f);
+    } else {
+      EXPECT_NEAR(probe->predicted[0], 1e-10, 1e-12);
+    }
     EXPECT_TRUE(computes_denormals());
   }
 }
@@ -158,6 +227,7 @@ TEST_F(DenormalFloats, TrainOnBatchFlushesAndRestores) {
   model.train_on_batch(column({kHuge, kHuge}), column({0.f, 0.f}));
   EXPECT_EQ(model.get_weights()[0][0], 0.f);
   EXPECT_TRUE(computes_denormals());
+  EXPECT_EQ(team_keeping(2), 2);
 }
 
 }  // namespace
