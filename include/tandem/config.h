@@ -25,10 +25,10 @@ int max_threads();
 // TensorFlow does on its threads: optimizer state that decays through that range slowed a
 // small model's step up to 2.7x on a Xeon (docs/PERFORMANCE.md, "Denormal floats flushed").
 // On by default; false keeps them (IEEE gradual underflow, PyTorch's default), for fit,
-// evaluate, predict and train_on_batch calls that start after it. The calling thread and
-// its OpenMP threads get their own settings back when a call returns, and callbacks run
-// with the calling thread's own. Where the CPU cannot flush (neither x86-64 nor AArch64),
-// true changes nothing.
+// evaluate, predict and train_on_batch calls that start after it. When a call returns the
+// calling thread has its own setting back and its OpenMP threads have the calling
+// thread's; callbacks run with the calling thread's own. Where the CPU cannot flush
+// (neither x86-64 nor AArch64), true changes nothing.
 void set_flush_denormals(bool flush);
 bool flush_denormals();
 

@@ -29,23 +29,19 @@ uint64_t read_fpcr() {
 constexpr uint32_t kAllBits = 0;
 #endif
 
-// The bits each thread had before each ComputeDenormals that set it, innermost last.
-thread_local std::vector<uint32_t> saved_bits;
+// The compute bits of the ComputeDenormals in progress on this (calling) thread, innermost
+// last: a call nested in another (a predict in a callback) hands the team back to the
+// enclosing call's bits, not to the callback's.
+thread_local std::vector<uint32_t> active_calls;
 
-void save_and_set(uint32_t bits) {
-  saved_bits.push_back(thread_denormal_bits());
-  set_thread_denormal_bits(bits);
-}
-
-// Back to the bits saved on this thread, or `otherwise` where none were (a thread started
-// during the call).
-void restore(uint32_t otherwise) {
-  if (saved_bits.empty()) {
-    set_thread_denormal_bits(otherwise);
+// `master` on the calling thread, `others` on the other threads of its team of `threads`.
+void set_team(int threads, uint32_t master, uint32_t others) {
+  if (threads <= 1) {
+    set_thread_denormal_bits(master);
     return;
   }
-  set_thread_denormal_bits(saved_bits.back());
-  saved_bits.pop_back();
+#pragma omp parallel num_threads(threads)
+  set_thread_denormal_bits(omp_get_thread_num() == 0 ? master : others);
 }
 
 }  // namespace
@@ -93,24 +89,15 @@ Denormals compute_denormals() {
 ComputeDenormals::ComputeDenormals(int threads)
     : threads_(std::max(threads, 1)), caller_bits_(thread_denormal_bits()) {
   const uint32_t bits = denormal_bits(compute_denormals());
-  if (threads_ == 1) {
-    save_and_set(bits);
-    return;
-  }
-#pragma omp parallel num_threads(threads_)
-  save_and_set(bits);
+  active_calls.push_back(bits);
+  set_team(threads_, bits, bits);
 }
 
 ComputeDenormals::~ComputeDenormals() {
+  active_calls.pop_back();
+  const uint32_t team = active_calls.empty() ? caller_bits_ : active_calls.back();
   // The call may have raised the team's size (the backend's omp_set_num_threads).
-  const int team = std::max(threads_, omp_get_max_threads());
-  if (team == 1) {
-    restore(caller_bits_);
-    return;
-  }
-  const uint32_t caller = caller_bits_;
-#pragma omp parallel num_threads(team)
-  restore(caller);
+  set_team(std::max(threads_, omp_get_max_threads()), caller_bits_, team);
 }
 
 ScopedThreadDenormals::ScopedThreadDenormals(uint32_t bits) : previous_(thread_denormal_bits()) {

@@ -7,16 +7,19 @@
 //
 // The mode is per thread (x86-64: MXCSR's FTZ and DAZ bits; AArch64: FPCR.FZ), and a new
 // thread starts with its creator's (pthread_create). tandem sets it:
-// - for one call of fit, evaluate, predict or train_on_batch, on the caller and on each
-//   thread of the caller's OpenMP team (ComputeDenormals). Each thread keeps the bits it had
-//   and gets them back when the call returns or throws, so a call nested in another (a
-//   predict in a callback) leaves the outer call's team as it found it;
-// - callbacks run with the caller's own bits on the caller's thread (its team is not reset:
-//   OpenMP work a callback starts runs on threads that flush during a fit);
-// - the devices' threads, their OpenMP teams and MPI's communication thread are made inside
-//   fit, so they start in its mode; the `tandem` tool's own thread starts flushed.
-// Team threads are found as OpenMP's runtime keeps them: libgomp (GCC's, which tandem links)
-// runs a thread's later regions of up to the same size on the same threads.
+// - for one call of fit, evaluate, predict or train_on_batch, on the caller and on every
+//   thread of the caller's OpenMP team (ComputeDenormals). On return (or an exception) the
+//   caller gets its own bits back and the team's other threads get the caller's bits too:
+//   OpenMP's runtime ends and starts a caller's team threads as its regions change size
+//   (libgomp ends those a smaller region leaves out), and a thread it starts takes the
+//   caller's bits, so the team follows the caller. A call nested in another (a predict in a
+//   callback) hands the team back to the enclosing call's bits;
+// - callbacks run with the caller's own bits on the caller's thread. The team is not reset
+//   for them: OpenMP work a callback starts in tandem's runtime runs flushed where it meets
+//   threads the call set, and threads a callback's region starts keep the caller's bits;
+// - the devices' threads, their OpenMP teams and MPI's communication thread start with the
+//   bits of the thread that makes them: inside fit, its mode. The `tandem` tool's own thread
+//   starts flushed, so its probes (which make device groups outside fit) measure in it.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +43,9 @@ void set_thread_denormals(Denormals mode);
 Denormals compute_denormals();
 
 // For one call of fit, evaluate, predict or train_on_batch: the caller and each thread of
-// its OpenMP team of `threads` compute in compute_denormals(); each gets its own bits back
-// on return (or an exception). Threads the call starts beyond `threads` (a larger region)
-// take the caller's mode then, and are set back to the caller's bits.
+// its OpenMP team of `threads` compute in compute_denormals(). On return (or an exception)
+// the caller and its team (as large as OpenMP's thread count then, if larger) get the
+// caller's bits, or, inside another call on this thread, the team gets that call's.
 class ComputeDenormals {
  public:
   explicit ComputeDenormals(int threads);
