@@ -5,8 +5,14 @@
 // then the spread of the groups' fastest readings, and how many readings are crowded
 // (kCrowdedCache) against the process's fastest, as bench validate judges its repetitions, and
 // against their own group's fastest.
+// With --interleave every group stays alive (its devices keep their buffers, so each group's
+// buffers are memory no other group uses) and the groups read in turn, one reading each per
+// round: a change of the machine over the run then falls on every group alike, and a floor
+// that stays with its group in both halves of the rounds is the group's own. It prints each
+// group's fastest reading in the first and the second half of the rounds, and the rank
+// correlation between the halves over the groups.
 //   reader_bench [--groups 20] [--devices 2] [--readings 50] [--interval 0.005]
-//                [--json out.json]
+//                [--interleave] [--json out.json]
 // docs/SCALING.md, "The windows on the Xeon, and a cache reading that depends on its reader",
 // cites its figures.
 #include <CLI/CLI.hpp>
@@ -14,6 +20,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -31,6 +38,7 @@ namespace {
 struct Options {
   int groups = 20, devices = 2, readings = 50;
   double interval = 0.005;
+  bool interleave = false;
   std::string json;
 };
 
@@ -43,6 +51,8 @@ Options parse(int argc, char** argv) {
   app.add_option("--readings", o.readings, "readings per group")->check(CLI::Range(1, 100000));
   app.add_option("--interval", o.interval, "seconds between a group's readings")
       ->check(CLI::Range(0.0, 60.0));
+  app.add_flag("--interleave", o.interleave,
+               "keep every group alive and read the groups in turn, one reading per round");
   app.add_option("--json", o.json, "write every reading here");
   try {
     app.parse(argc, argv);
@@ -52,12 +62,67 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+// Ranks of `values` (0 = smallest; ties in order of index).
+std::vector<double> ranks_of(const std::vector<double>& values) {
+  std::vector<size_t> order(values.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return values[a] < values[b]; });
+  std::vector<double> rank(values.size());
+  for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<double>(r);
+  return rank;
+}
+
+// Spearman's rank correlation of two equally long series (0 for fewer than 2 values).
+double rank_correlation(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = x.size();
+  if (n < 2) return 0;
+  const std::vector<double> rx = ranks_of(x), ry = ranks_of(y);
+  double d2 = 0;
+  for (size_t i = 0; i < n; ++i) d2 += (rx[i] - ry[i]) * (rx[i] - ry[i]);
+  const double nn = static_cast<double>(n);
+  return 1 - 6 * d2 / (nn * (nn * nn - 1));
+}
+
+// Every group alive, read in turn: readings[group][round].
+std::vector<std::vector<double>> read_interleaved(const Options& o) {
+  std::vector<std::unique_ptr<td::DeviceGroup>> groups;
+  for (int g = 0; g < o.groups; ++g) {
+    groups.push_back(std::make_unique<td::DeviceGroup>(td::plan_devices(o.devices, 1)));
+  }
+  std::vector<std::vector<double>> readings(static_cast<size_t>(o.groups));
+  for (int r = 0; r < o.readings; ++r) {
+    for (int g = 0; g < o.groups; ++g) {
+      readings[static_cast<size_t>(g)].push_back(
+          td::cache_seconds(*groups[static_cast<size_t>(g)]));
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
+    }
+  }
+  std::vector<double> first, second;
+  for (int g = 0; g < o.groups; ++g) {
+    const std::vector<double>& mine = readings[static_cast<size_t>(g)];
+    const auto half = mine.begin() + static_cast<std::ptrdiff_t>(mine.size() / 2);
+    first.push_back(*std::min_element(mine.begin(), half));
+    second.push_back(*std::min_element(half, mine.end()));
+    std::printf("group %3d: fastest %6.1f us (first half of the rounds %6.1f, second %6.1f)\n", g,
+                std::min(first.back(), second.back()) * 1e6, first.back() * 1e6,
+                second.back() * 1e6);
+  }
+  std::printf("rank correlation of the groups' fastest readings, first half against second: %.2f\n",
+              rank_correlation(first, second));
+  return readings;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
   std::vector<std::vector<double>> readings;  // [group][reading], seconds
-  for (int g = 0; g < o.groups; ++g) {
+  if (o.interleave && o.readings < 2) {
+    std::fprintf(stderr, "reader_bench: --interleave needs --readings 2 or more (two halves)\n");
+    return 2;
+  }
+  if (o.interleave) readings = read_interleaved(o);
+  for (int g = 0; g < o.groups && !o.interleave; ++g) {
     td::DeviceGroup group(td::plan_devices(o.devices, 1));
     std::vector<double>& mine = readings.emplace_back();
     for (int r = 0; r < o.readings; ++r) {
@@ -88,9 +153,10 @@ int main(int argc, char** argv) {
       o.groups, o.devices, floors.front() * 1e6, floors.back() * 1e6, td::median_of(floors) * 1e6,
       total, crowded_process, fastest * 1e6, crowded_own);
   if (!o.json.empty()) {
-    const nlohmann::json out = {{"groups", o.groups},     {"devices", o.devices},
-                                {"readings", o.readings}, {"interval", o.interval},
-                                {"fastest", fastest},     {"seconds", readings}};
+    const nlohmann::json out = {{"groups", o.groups},         {"devices", o.devices},
+                                {"readings", o.readings},     {"interval", o.interval},
+                                {"interleave", o.interleave}, {"fastest", fastest},
+                                {"seconds", readings}};
     tandem::write_file_atomically(o.json, out.dump(1) + "\n");
   }
   return 0;
