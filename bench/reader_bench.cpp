@@ -49,7 +49,8 @@ Options parse(int argc, char** argv) {
       ->check(CLI::Range(1, 10000));
   app.add_option("--devices", o.devices, "devices per group")->check(CLI::Range(1, 1024));
   app.add_option("--readings", o.readings, "readings per group")->check(CLI::Range(1, 100000));
-  app.add_option("--interval", o.interval, "seconds between a group's readings")
+  app.add_option("--interval", o.interval,
+                 "seconds after each reading (with --interleave, between any two groups' readings)")
       ->check(CLI::Range(0.0, 60.0));
   app.add_flag("--interleave", o.interleave,
                "keep every group alive and read the groups in turn, one reading per round");

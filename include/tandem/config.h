@@ -27,8 +27,8 @@ int max_threads();
 // On by default; false keeps them (IEEE gradual underflow, PyTorch's default), for fit,
 // evaluate, predict and train_on_batch calls that start after it. When a call returns the
 // calling thread has its own setting back and its OpenMP threads have the calling
-// thread's; callbacks run with the calling thread's own. Where the CPU cannot flush
-// (neither x86-64 nor AArch64), true changes nothing.
+// thread's (inside a fit's callback, the fit's); callbacks run with the calling thread's
+// own. Where the CPU cannot flush (neither x86-64 nor AArch64), true changes nothing.
 void set_flush_denormals(bool flush);
 bool flush_denormals();
 

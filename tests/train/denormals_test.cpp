@@ -1,8 +1,8 @@
 // Denormal floats flushed while tandem computes (core/denormals.h): on the caller's thread
-// and its OpenMP team for the call, on the devices' threads, and back in the caller's own
-// mode for callbacks and after the call, each thread with its own bits, nested calls
-// included. Each check computes with a denormal and looks at the result, so a thread in the
-// wrong mode gives a wrong number.
+// and its OpenMP team for the call, on the devices' threads; the caller back in its own
+// bits for callbacks and after the call, its team in the caller's bits after it (the
+// enclosing call's when nested), exceptions included. Each check computes with a denormal and looks
+// at the result, so a thread in the wrong mode gives a wrong number.
 #include "core/denormals.h"
 
 #include <gtest/gtest.h>
@@ -59,6 +59,7 @@ class DenormalFloats : public ::testing::Test {
     ASSERT_EQ(detail::thread_denormals(), Denormals::kept);
     ASSERT_TRUE(computes_denormals());
     threads_ = num_threads();
+    omp_threads_ = omp_get_max_threads();
     set_num_threads(2);
     ASSERT_EQ(team_keeping(2), 2);
   }
@@ -67,10 +68,11 @@ class DenormalFloats : public ::testing::Test {
     set_num_threads(threads_);
 #pragma omp parallel num_threads(2)
     detail::set_thread_denormals(Denormals::kept);
+    omp_set_num_threads(omp_threads_);  // the backend sets the caller's
   }
 
  private:
-  int threads_ = 0;
+  int threads_ = 0, omp_threads_ = 1;
 };
 
 TEST_F(DenormalFloats, ACallsTeamFlushesAndFollowsTheCallerAfter) {
@@ -229,6 +231,22 @@ INSTANTIATE_TEST_SUITE_P(Strategies, FitDenormalFloats,
                            return std::to_string(info.param.devices) + "_" + info.param.strategy +
                                   "_" + info.param.reducer;
                          });
+
+TEST_F(DenormalFloats, AFitEndedByACallbackRestoresTheCallerAndItsTeam) {
+  struct Thrower : Callback {
+    void on_train_batch_end(int64_t, const Logs&) override {
+      throw ConfigError("the callback's own error");
+    }
+  };
+  Model model = tiny_weight_model();
+  model.compile(SGD(0.0), "mean_squared_error");
+  EXPECT_THROW(
+      model.fit(column({kHuge, kHuge}), column({0.f, 0.f}),
+                {.batch_size = 2, .verbose = 0, .callbacks = {std::make_shared<Thrower>()}}),
+      ConfigError);
+  EXPECT_TRUE(computes_denormals());
+  EXPECT_EQ(team_keeping(2), 2);
+}
 
 TEST_F(DenormalFloats, TrainOnBatchFlushesAndRestores) {
   Model model = tiny_weight_model();
