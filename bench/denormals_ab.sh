@@ -21,7 +21,8 @@ for ((round = 1; round <= rounds; ++round)); do
     flag=()
     [[ "$which" == kept ]] && flag=(--keep-denormals)
     "$tandem" train --layers "$layers" --batch-size "$batch" --epochs "$epochs" --seed 1 \
-      --devices "$devices" --optimizer "$optimizer" --limit-test 1000 --verbose 0 --metrics-json "$tmp/m.json" \
+      --devices "$devices" --optimizer "$optimizer" --limit-test 1000 --verbose 0 \
+      --metrics-json "$tmp/m.json" \
       "${flag[@]}" "${extra[@]}" >/dev/null
     python3 - "$tmp/m.json" "$which" >>"$tmp/times.txt" <<'PY'
 import json, sys

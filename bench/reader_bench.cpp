@@ -84,6 +84,23 @@ double rank_correlation(const std::vector<double>& x, const std::vector<double>&
   return 1 - 6 * d2 / (nn * (nn * nn - 1));
 }
 
+// Each group made, read --readings times and ended before the next: readings[group][reading].
+std::vector<std::vector<double>> read_one_after_another(const Options& o) {
+  std::vector<std::vector<double>> readings;
+  for (int g = 0; g < o.groups; ++g) {
+    td::DeviceGroup group(td::plan_devices(o.devices, 1));
+    std::vector<double>& mine = readings.emplace_back();
+    for (int r = 0; r < o.readings; ++r) {
+      mine.push_back(td::cache_seconds(group));
+      std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
+    }
+    std::printf("group %3d: fastest %6.1f us, median %6.1f us\n", g,
+                *std::min_element(mine.begin(), mine.end()) * 1e6, td::median_of(mine) * 1e6);
+    std::fflush(stdout);
+  }
+  return readings;
+}
+
 // Every group alive, read in turn: readings[group][round].
 std::vector<std::vector<double>> read_interleaved(const Options& o) {
   std::vector<std::unique_ptr<td::DeviceGroup>> groups;
@@ -117,23 +134,13 @@ std::vector<std::vector<double>> read_interleaved(const Options& o) {
 
 int main(int argc, char** argv) {
   const Options o = parse(argc, argv);
-  std::vector<std::vector<double>> readings;  // [group][reading], seconds
   if (o.interleave && o.readings < 2) {
     std::fprintf(stderr, "reader_bench: --interleave needs --readings 2 or more (two halves)\n");
     return 2;
   }
-  if (o.interleave) readings = read_interleaved(o);
-  for (int g = 0; g < o.groups && !o.interleave; ++g) {
-    td::DeviceGroup group(td::plan_devices(o.devices, 1));
-    std::vector<double>& mine = readings.emplace_back();
-    for (int r = 0; r < o.readings; ++r) {
-      mine.push_back(td::cache_seconds(group));
-      std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
-    }
-    std::printf("group %3d: fastest %6.1f us, median %6.1f us\n", g,
-                *std::min_element(mine.begin(), mine.end()) * 1e6, td::median_of(mine) * 1e6);
-    std::fflush(stdout);
-  }
+  // [group][reading], seconds
+  const std::vector<std::vector<double>> readings =
+      o.interleave ? read_interleaved(o) : read_one_after_another(o);
   const double fastest = td::best_cache_seconds(o.devices);
   std::vector<double> floors;
   int crowded_process = 0, crowded_own = 0, total = 0;

@@ -1,6 +1,6 @@
-// Process-wide settings (seed, threads, denormals) and MPI. A program started by mpirun initialises
-// MPI on import, so `mpirun -np 2 python train.py` trains across both ranks with no other
-// change; tandem/__init__.py registers finalize() with atexit.
+// Process-wide settings (seed, threads, denormals) and MPI. A program started by mpirun
+// initialises MPI on import, so `mpirun -np 2 python train.py` trains across both ranks with
+// no other change; tandem/__init__.py registers finalize() with atexit.
 #include <nanobind/stl/string.h>
 
 #include "bindings.h"

@@ -8,6 +8,7 @@ import pytest
 
 import tandem
 import tandem.keras as keras
+from conftest import require
 
 TINY = np.float32(1e-40)  # a denormal float32
 HUGE = np.float32(1e30)   # TINY * HUGE = 1e-10, a normal float
@@ -42,8 +43,8 @@ class Probe(keras.callbacks.Callback):
 
 @pytest.fixture(autouse=True)
 def flush_by_default():
-    if platform.machine() not in ("x86_64", "AMD64", "aarch64", "arm64"):
-        pytest.skip("tandem flushes denormals on x86-64 and AArch64 only")
+    require(platform.machine() in ("x86_64", "AMD64", "aarch64", "arm64"),
+            "tandem flushes denormals on x86-64 and AArch64 only")
     assert tandem.flush_denormals()
     assert python_keeps_denormals()
     yield

@@ -190,8 +190,8 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->group("Run");
   cmd->add_flag("--keep-denormals", o.keep_denormals,
                 "Compute with denormal floats (below 2^-126) rather than flushing them to zero "
-                "[default: flushed, as TensorFlow does: on x86 they slow every instruction that "
-                "meets one]")
+                "[default: flushed to zero, as TensorFlow does: optimizer state decaying through "
+                "them slowed a small model's step up to 2.7x on a Xeon]")
       ->group("Run");
   cmd->add_option("--verbose", o.verbose,
                   "0 silent, 1 progress bar on a terminal (one line per epoch otherwise), "

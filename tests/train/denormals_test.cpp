@@ -1,8 +1,8 @@
 // Denormal floats flushed while tandem computes (core/denormals.h): on the caller's thread
 // and its OpenMP team for the call, on the devices' threads; the caller back in its own
 // bits for callbacks and after the call, its team in the caller's bits after it (the
-// enclosing call's when nested), exceptions included. Each check computes with a denormal and looks
-// at the result, so a thread in the wrong mode gives a wrong number.
+// enclosing call's when nested), exceptions included. Each check computes with a denormal
+// and looks at the result, so a thread in the wrong mode gives a wrong number.
 #include "core/denormals.h"
 
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <atomic>
 #include <ostream>
 
+#include "skip.h"
 #include "test_util.h"
 
 namespace tandem {
@@ -55,7 +56,7 @@ int team_keeping(int threads) {
 class DenormalFloats : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!detail::can_flush_denormals()) GTEST_SKIP() << "this CPU cannot flush denormals";
+    if (!detail::can_flush_denormals()) TANDEM_SKIP("this CPU cannot flush denormals");
     ASSERT_EQ(detail::thread_denormals(), Denormals::kept);
     ASSERT_TRUE(computes_denormals());
     threads_ = num_threads();
@@ -140,7 +141,6 @@ TEST_F(DenormalFloats, ThreadModeIsWhatTheArithmeticDoes) {
 TEST_F(DenormalFloats, PredictAndEvaluateFlushOnTheCallersTeamAndRestoreIt) {
   Model model = tiny_weight_model();
   model.compile(SGD(0.0), "mean_squared_error");
-  // Two rows, so both threads of the team take one where predict splits rows.
   const Tensor x = column({kHuge, kHuge}), y = column({0.f, 0.f});
   EXPECT_EQ(model.predict(x, {.verbose = 0})[0], 0.f);
   EXPECT_EQ(model.evaluate(x, y, {.verbose = 0})["loss"], 0.0);
