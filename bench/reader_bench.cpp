@@ -11,8 +11,12 @@
 // that stays with its group in both halves of the rounds is the group's own. It prints each
 // group's fastest reading in the first and the second half of the rounds, and the rank
 // correlation between the halves over the groups.
+// With --huge-pages each device streams buffers the kernel is asked to back with huge pages
+// (window_check.h, CacheBuffers::kHugePages) instead of the tools' own vectors: if a group's
+// floor comes from where its buffers' 4 KiB pages fall in the cache's sets, the groups' floors
+// then agree. It prints how much of the process's memory huge pages back.
 //   reader_bench [--groups 20] [--devices 2] [--readings 50] [--interval 0.005]
-//                [--interleave] [--json out.json]
+//                [--interleave] [--huge-pages] [--json out.json]
 // docs/SCALING.md, "The windows on the Xeon, and a cache reading that depends on its reader",
 // cites its figures.
 #include <CLI/CLI.hpp>
@@ -20,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -38,7 +43,7 @@ namespace {
 struct Options {
   int groups = 20, devices = 2, readings = 50;
   double interval = 0.005;
-  bool interleave = false;
+  bool interleave = false, huge_pages = false;
   std::string json;
 };
 
@@ -54,6 +59,8 @@ Options parse(int argc, char** argv) {
       ->check(CLI::Range(0.0, 60.0));
   app.add_flag("--interleave", o.interleave,
                "keep every group alive and read the groups in turn, one reading per round");
+  app.add_flag("--huge-pages", o.huge_pages,
+               "read buffers the kernel is asked to back with huge pages, not the tools' own");
   app.add_option("--json", o.json, "write every reading here");
   try {
     app.parse(argc, argv);
@@ -61,6 +68,22 @@ Options parse(int argc, char** argv) {
     std::exit(app.exit(e));
   }
   return o;
+}
+
+td::CacheBuffers buffers_of(const Options& o) {
+  return o.huge_pages ? td::CacheBuffers::kHugePages : td::CacheBuffers::kOwnPages;
+}
+
+// KiB of this process's memory backed by transparent huge pages (AnonHugePages in
+// /proc/self/smaps_rollup; -1 where the file or the line is missing).
+long huge_page_kib() {
+  std::ifstream in("/proc/self/smaps_rollup");
+  std::string line;
+  while (std::getline(in, line)) {
+    long kib = 0;
+    if (std::sscanf(line.c_str(), "AnonHugePages: %ld kB", &kib) == 1) return kib;
+  }
+  return -1;
 }
 
 // Ranks of `values` (0 = smallest; ties in order of index).
@@ -85,15 +108,18 @@ double rank_correlation(const std::vector<double>& x, const std::vector<double>&
 }
 
 // Each group made, read --readings times and ended before the next: readings[group][reading].
-std::vector<std::vector<double>> read_one_after_another(const Options& o) {
+// `huge_kib`: the most huge_page_kib() read while a group was alive (its devices' buffers are
+// freed with their threads).
+std::vector<std::vector<double>> read_one_after_another(const Options& o, long& huge_kib) {
   std::vector<std::vector<double>> readings;
   for (int g = 0; g < o.groups; ++g) {
     td::DeviceGroup group(td::plan_devices(o.devices, 1));
     std::vector<double>& mine = readings.emplace_back();
     for (int r = 0; r < o.readings; ++r) {
-      mine.push_back(td::cache_seconds(group));
+      mine.push_back(td::cache_seconds(group, buffers_of(o)));
       std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
     }
+    huge_kib = std::max(huge_kib, huge_page_kib());
     std::printf("group %3d: fastest %6.1f us, median %6.1f us\n", g,
                 *std::min_element(mine.begin(), mine.end()) * 1e6, td::median_of(mine) * 1e6);
     std::fflush(stdout);
@@ -101,8 +127,8 @@ std::vector<std::vector<double>> read_one_after_another(const Options& o) {
   return readings;
 }
 
-// Every group alive, read in turn: readings[group][round].
-std::vector<std::vector<double>> read_interleaved(const Options& o) {
+// Every group alive, read in turn: readings[group][round]. `huge_kib` as above.
+std::vector<std::vector<double>> read_interleaved(const Options& o, long& huge_kib) {
   std::vector<std::unique_ptr<td::DeviceGroup>> groups;
   for (int g = 0; g < o.groups; ++g) {
     groups.push_back(std::make_unique<td::DeviceGroup>(td::plan_devices(o.devices, 1)));
@@ -111,10 +137,11 @@ std::vector<std::vector<double>> read_interleaved(const Options& o) {
   for (int r = 0; r < o.readings; ++r) {
     for (int g = 0; g < o.groups; ++g) {
       readings[static_cast<size_t>(g)].push_back(
-          td::cache_seconds(*groups[static_cast<size_t>(g)]));
+          td::cache_seconds(*groups[static_cast<size_t>(g)], buffers_of(o)));
       std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
     }
   }
+  huge_kib = huge_page_kib();
   std::vector<double> first, second;
   for (int g = 0; g < o.groups; ++g) {
     const std::vector<double>& mine = readings[static_cast<size_t>(g)];
@@ -139,9 +166,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   // [group][reading], seconds
+  long huge_kib = -1;
   const std::vector<std::vector<double>> readings =
-      o.interleave ? read_interleaved(o) : read_one_after_another(o);
+      o.interleave ? read_interleaved(o, huge_kib) : read_one_after_another(o, huge_kib);
   const double fastest = td::best_cache_seconds(o.devices);
+  std::printf("buffers: %s; memory on huge pages with the groups alive: %ld KiB\n",
+              o.huge_pages ? "huge pages asked for" : "the tools' own", huge_kib);
   std::vector<double> floors;
   int crowded_process = 0, crowded_own = 0, total = 0;
   for (const std::vector<double>& mine : readings) {
@@ -161,10 +191,10 @@ int main(int argc, char** argv) {
       o.groups, o.devices, floors.front() * 1e6, floors.back() * 1e6, td::median_of(floors) * 1e6,
       total, crowded_process, fastest * 1e6, crowded_own);
   if (!o.json.empty()) {
-    const nlohmann::json out = {{"groups", o.groups},         {"devices", o.devices},
-                                {"readings", o.readings},     {"interval", o.interval},
-                                {"interleave", o.interleave}, {"fastest", fastest},
-                                {"seconds", readings}};
+    const nlohmann::json out = {
+        {"groups", o.groups},        {"devices", o.devices},       {"readings", o.readings},
+        {"interval", o.interval},    {"interleave", o.interleave}, {"huge_pages", o.huge_pages},
+        {"huge_page_kib", huge_kib}, {"fastest", fastest},         {"seconds", readings}};
     tandem::write_file_atomically(o.json, out.dump(1) + "\n");
   }
   return 0;

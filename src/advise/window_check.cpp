@@ -1,14 +1,20 @@
 #include "advise/window_check.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "advise/probes.h"
 
@@ -39,6 +45,44 @@ int64_t cache_floats() {
         1024, (cache > 0 ? cache : int64_t{1} << 20) / 4 / static_cast<int64_t>(sizeof(float)));
   }();
   return floats;
+}
+
+// The calling thread's two buffers of `n` floats for cache_seconds (a of zeros, b of ones),
+// kept between readings: a buffer's first touch would time the page faults. `n` is the same
+// on every call (cache_floats).
+std::pair<float*, float*> own_buffers(size_t n) {
+  thread_local std::vector<float> a, b;
+  if (a.size() != n) {
+    a.assign(n, 0.0f);
+    b.assign(n, 1.0f);
+  }
+  return {a.data(), b.data()};
+}
+
+// The same in one region aligned to and sized in 2 MiB, which the kernel is asked to back with
+// huge pages (with transparent huge pages off, or none free, it keeps 4 KiB pages).
+std::pair<float*, float*> huge_page_buffers(size_t n) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  struct Region {
+    float* floats = nullptr;
+    ~Region() { std::free(floats); }
+  };
+  thread_local Region region;
+  thread_local size_t floats = 0;  // n at the first call; cache_floats() never changes
+  if (region.floats != nullptr && floats != n) {
+    throw std::logic_error("cache reading: buffers of another size asked on one thread");
+  }
+  if (region.floats == nullptr) {
+    floats = n;
+    const size_t bytes = (2 * n * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
+    void* memory = std::aligned_alloc(kHugePage, bytes);
+    if (memory == nullptr) throw std::bad_alloc();
+    madvise(memory, bytes, MADV_HUGEPAGE);  // a request: refused, the pages stay small
+    region.floats = static_cast<float*>(memory);
+    std::fill(region.floats, region.floats + n, 0.0f);
+    std::fill(region.floats + n, region.floats + 2 * n, 1.0f);
+  }
+  return {region.floats, region.floats + n};
 }
 
 // Spins until `ball` holds `value`, yielding after kSpins tries (a few microseconds, far
@@ -94,24 +138,16 @@ double best_handoff_seconds(int devices) {
   return fastest_of(fastest_handoff, devices);
 }
 
-std::vector<double> cache_seconds_each(DeviceGroup& group) {
+std::vector<double> cache_seconds_each(DeviceGroup& group, CacheBuffers buffers) {
   std::vector<double> best(static_cast<size_t>(group.plan().devices));
   group.run([&](int d) {
-    // The device thread's own buffers, kept between readings (a buffer's first touch would
-    // time the page faults).
-    thread_local std::vector<float> a, b;
     const auto n = static_cast<size_t>(cache_floats());
-    if (a.size() != n) {
-      a.assign(n, 0.0f);
-      b.assign(n, 1.0f);
-    }
+    const auto [a, b] = buffers == CacheBuffers::kHugePages ? huge_page_buffers(n) : own_buffers(n);
     group.barrier().wait();  // every device awake: the passes run at once
     double fastest = 0;
     for (int pass = 0; pass < kCachePasses; ++pass) {
       const Clock::time_point start = Clock::now();
-      float* out = b.data();
-      const float* in = a.data();
-      for (size_t i = 0; i < n; ++i) out[i] += in[i];
+      for (size_t i = 0; i < n; ++i) b[i] += a[i];
       const double seconds = seconds_since(start);
       if (pass == 0 || seconds < fastest) fastest = seconds;
     }
@@ -120,8 +156,8 @@ std::vector<double> cache_seconds_each(DeviceGroup& group) {
   return best;
 }
 
-double cache_seconds(DeviceGroup& group) {
-  const std::vector<double> each = cache_seconds_each(group);
+double cache_seconds(DeviceGroup& group, CacheBuffers buffers) {
+  const std::vector<double> each = cache_seconds_each(group, buffers);
   const double slowest = *std::max_element(each.begin(), each.end());
   note_fastest(fastest_cache, group.plan().devices, slowest);
   return slowest;

@@ -48,9 +48,17 @@ double best_handoff_seconds(int devices);
 // core's private cache each (private_cache_bytes(); 1 MiB where the system reports none),
 // kCachePasses passes back to back (the first brings them into the cache); each device's best
 // pass, seconds. cache_seconds: the slowest device's, noted for best_cache_seconds.
+// Where the two buffers live: kOwnPages, vectors of the device thread, on 4 KiB pages wherever
+// the allocator finds them (the tools' readings); kHugePages, one region of the device thread
+// aligned to 2 MiB that the kernel is asked to back with huge pages (madvise MADV_HUGEPAGE; a
+// huge page is contiguous memory, so every set of the cache holds as many of its lines; where
+// the kernel refuses, 4 KiB pages again). bench/reader_bench compares the two. Both count
+// toward best_cache_seconds alike, so a process compares readings of one kind only.
 inline constexpr int kCachePasses = 3;
-std::vector<double> cache_seconds_each(DeviceGroup& group);
-double cache_seconds(DeviceGroup& group);
+enum class CacheBuffers { kOwnPages, kHugePages };
+std::vector<double> cache_seconds_each(DeviceGroup& group,
+                                       CacheBuffers buffers = CacheBuffers::kOwnPages);
+double cache_seconds(DeviceGroup& group, CacheBuffers buffers = CacheBuffers::kOwnPages);
 
 // The fastest cache_seconds this process measured on groups of `devices` devices (0 before
 // the first).

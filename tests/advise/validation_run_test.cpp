@@ -429,6 +429,10 @@ constexpr int kHeldOutFreshXeonCpu = 1, kHeldOutFreshXeonCpuFastSteps = 100,
 // times as long, 18.
 constexpr int kHeldOutMicroXeonCpu = 2, kHeldOutMicroXeonCpuShares = 2,
               kHeldOutMicroXeonCpuSlowMicro = 18;
+// The all-reduce reducer's three configurations in a CPU set (the default bucket, 1 MB, 25 MB).
+constexpr const char* kAllReduceConfigs[] = {"2 devices mirrored (allreduce)",
+                                             "2 devices mirrored (allreduce) 1 MB buckets",
+                                             "2 devices mirrored (allreduce) 25 MB buckets"};
 // The host's and the all-reduce's copies and sums (host_device, device_device) at half the
 // bandwidth calibrate measured.
 void halve_copy_bandwidths(json& p) {
@@ -477,6 +481,10 @@ constexpr int kHeldOutCrowdedZen4Cpu = 7, kHeldOutCrowdedZen4CpuSlowCopies = 20;
 // held_out_windows_xeon: 1 in most runs with the model as it is; with the copy bandwidths
 // halved, 12.
 constexpr int kHeldOutWindowsXeonCpu = 1, kHeldOutWindowsXeonCpuSlowCopies = 12;
+// held_out_flushed_xeon (the first set on the Xeon of model 207, the tools computing with
+// denormals flushed): 6 in most runs with the model as it is; with the copy bandwidths halved,
+// 16.
+constexpr int kHeldOutFlushedXeonCpu = 6, kHeldOutFlushedXeonCpuSlowCopies = 16;
 
 // `edit` on each measured step of every model in profile `p` (dense_rates[].points and
 // ranks_points).
@@ -1459,9 +1467,7 @@ TEST(ValidationRun, TheQuietWindowsOnAFreshZen4Set) {
   const RepeatedOutcome now =
       expect_fresh_cpu_set(dir, kHeldOutQuietZen4Cpu, kHeldOutQuietZen4CpuSlowCopies);
   const std::string small = "784-256-256-10", deep = "784-1024-1024-1024-1024-1024-1024-10";
-  for (const char* config :
-       {"2 devices mirrored (allreduce)", "2 devices mirrored (allreduce) 1 MB buckets",
-        "2 devices mirrored (allreduce) 25 MB buckets"}) {
+  for (const char* config : kAllReduceConfigs) {
     EXPECT_EQ(now.runs_missed(small, 32, config), 3) << config;
   }
   EXPECT_EQ(now.runs_missed(small, 32, "2 devices host"), 2);
@@ -1668,6 +1674,95 @@ TEST(ValidationRun, TheWindowsOnAFreshXeonSet) {
   // calibration did not see.
   EXPECT_GT(sharded_at_512[2], 1.3 * sharded_at_512[0]);
   EXPECT_GT(sharded_at_512[2], 1.3 * sharded_at_512[1]);
+}
+
+// The repetitions of validation run `run` whose devices handed a cache line over in at most
+// 40 ns (perhaps one core's two threads, on the Xeon of model 207) and in 50 ns or more (two
+// cores), and the median cache reading of each.
+struct CoreModes {
+  int one_core = 0, two_cores = 0;
+  double one_core_cache = 0, two_cores_cache = 0;
+};
+CoreModes core_modes(const json& run) {
+  std::vector<double> one, two;
+  for (const json& row : run.at("rows")) {
+    const auto caches = row.at("cache_per_repetition").get<std::vector<double>>();
+    const auto handoffs = row.at("handoff_per_repetition").get<std::vector<double>>();
+    for (size_t i = 0; i < caches.size() && i < handoffs.size(); ++i) {
+      if (handoffs[i] <= 40e-9) one.push_back(caches[i]);
+      if (handoffs[i] >= 50e-9) two.push_back(caches[i]);
+    }
+  }
+  return {static_cast<int>(one.size()), static_cast<int>(two.size()),
+          one.empty() ? 0 : median_of(one), two.empty() ? 0 : median_of(two)};
+}
+
+// held_out_flushed_xeon (2026-12-08): the first set on the Xeon of model 207 (Emerald Rapids,
+// no AMX exposed), by ede0d84, whose tools compute with denormals flushed. 6 of 112 missed in
+// most runs (criterion 1 allowed 2): the wide model's three all-reduce steps at 32, and the
+// small model's sharded step at 32, deterministic at 32 (every run) and at 512. Criteria 2, 4,
+// 5 fail, 3 and 7 hold, F (6) fails to replicate. The fastest hand-off of each run, 27-28 ns,
+// matched repetitions at 28-30 ns whose cache readings took 3 times the fastest: perhaps the
+// two vCPUs on one core's two threads (a lead: siblings_xeon's placement sample had too few
+// such samples to judge). In run 1, 32 repetitions handed off that fast; the 4 of the small
+// model's 2-device configurations at 32 with 3 or more of their 5 there all missed.
+TEST(ValidationRun, TheModelOnAFirstSetOnTheXeonOfModel207) {
+  const std::string dir = "repeated/held_out_flushed_xeon";
+  const RepeatedOutcome now =
+      expect_fresh_cpu_set(dir, kHeldOutFlushedXeonCpu, kHeldOutFlushedXeonCpuSlowCopies);
+  const std::string wide = "784-8192-10", small = "784-256-256-10";
+  for (const char* config : kAllReduceConfigs) {
+    EXPECT_EQ(now.runs_missed(wide, 32, config), 2) << config;
+  }
+  EXPECT_EQ(now.runs_missed(small, 32, "2 devices mirrored (sharded)"), 2);
+  EXPECT_EQ(now.runs_missed(small, 32, "2 devices mirrored deterministic"), 3);
+  EXPECT_EQ(now.runs_missed(small, 512, "2 devices mirrored deterministic"), 2);
+  // Criterion 2: repetitions kept apart (against the run's fastest hand-off) or stolen.
+  const int disturbed_in_run[] = {105, 48, 68};
+  // The repetitions at 40 ns or under (one core's two threads?), their readings against others'.
+  const int one_core_in_run[] = {32, 1, 42};
+  // F: the edges' group's floor over the seed's repetitions against the seed's refit's.
+  const double floor_ratio[] = {1.00, 1.01, 1.20};
+  for (int k = 1; k <= 3; ++k) {
+    const json run = validation_run(fmt::format("{}/cpu_run{}.json", dir, k));
+    const double best_handoff = run.at("concurrency_probes").at("best_handoff").get<double>();
+    EXPECT_LT(best_handoff, 30e-9) << "run " << k;
+    int repetitions = 0, disturbed = 0;
+    double seed_edges = 1;
+    for (const json& row : run.at("rows")) {
+      const auto caches = row.at("cache_per_repetition").get<std::vector<double>>();
+      const auto handoffs = row.at("handoff_per_repetition").get<std::vector<double>>();
+      const auto steals = row.at("steal_per_repetition").get<std::vector<double>>();
+      ASSERT_EQ(caches.size(), handoffs.size()) << "run " << k;
+      ASSERT_EQ(steals.size(), handoffs.size()) << "run " << k;
+      for (size_t i = 0; i < caches.size(); ++i) {
+        ++repetitions;
+        disturbed += handoffs[i] > kApartHandoff * best_handoff || steals[i] > kQuietSteal;
+        if (row.at("model") == "784-4096-2048-512-64-10")
+          seed_edges = std::min(seed_edges, caches[i]);
+      }
+    }
+    EXPECT_EQ(repetitions, 560) << "run " << k;
+    EXPECT_EQ(disturbed, disturbed_in_run[k - 1]) << "run " << k;
+    const CoreModes modes = core_modes(run);
+    EXPECT_EQ(modes.one_core, one_core_in_run[k - 1]) << "run " << k;
+    if (modes.one_core > 10) {
+      EXPECT_GT(modes.one_core_cache, 1.6 * modes.two_cores_cache) << "run " << k;
+    }
+    const HardwareProfile refits = cpu_run_profile(dir, k);
+    const double seed_refit =
+        refits.device.dense_rates.at(0).weight_grad_gemms.at(0).at_once_window.best_cache;
+    EXPECT_NEAR(seed_edges / seed_refit, floor_ratio[k - 1], 0.005) << "run " << k;
+  }
+  // siblings_xeon's placement sample: 17 of 1101 samples at 40 ns or under, too few (30) to judge.
+  const json placement = validation_run("repeated/siblings_xeon/placement.json");
+  int one_core = 0, samples = 0;
+  for (const json& s : placement.at("samples")) {
+    ++samples;
+    one_core += s.at("handoff").get<double>() <= 40e-9;
+  }
+  EXPECT_EQ(samples, 1101);
+  EXPECT_EQ(one_core, 17);
 }
 
 // The first three runs on 2 MPI ranks on the Zen 4, by the same build (2026-12-05, later; no

@@ -147,6 +147,24 @@ TEST(WindowCheck, TheCacheReadingTimesEveryDevice) {
   }
 }
 
+// The same reading over buffers asked of the kernel on huge pages (bench/reader_bench
+// --huge-pages): every device reads, and the reading counts toward the fastest.
+TEST(WindowCheck, TheCacheReadingOnHugePagesTimesEveryDevice) {
+  for (const int devices : {1, 2}) {
+    DeviceGroup group(plan_devices(devices, 1));
+    const std::vector<double> each = cache_seconds_each(group, CacheBuffers::kHugePages);
+    ASSERT_EQ(each.size(), static_cast<size_t>(devices));
+    for (const double seconds : each) {
+      EXPECT_GT(seconds, 0);
+      EXPECT_LT(seconds, 1);
+    }
+    const double seconds = cache_seconds(group, CacheBuffers::kHugePages);
+    EXPECT_GT(seconds, 0);
+    EXPECT_GT(best_cache_seconds(devices), 0);
+    EXPECT_LE(best_cache_seconds(devices), seconds);
+  }
+}
+
 // Edges read in order from a script of hand-offs and, where given, cache readings (steal not
 // known; past their end, their last), the units' calls, and the pauses between polls.
 struct Script {
