@@ -65,15 +65,15 @@ std::pair<float*, float*> huge_page_buffers(size_t n) {
   constexpr size_t kHugePage = size_t{2} << 20;
   struct Region {
     float* floats = nullptr;
+    size_t n = 0;  // at the first call; cache_floats() never changes
     ~Region() { std::free(floats); }
   };
   thread_local Region region;
-  thread_local size_t floats = 0;  // n at the first call; cache_floats() never changes
-  if (region.floats != nullptr && floats != n) {
+  if (region.floats != nullptr && region.n != n) {
     throw std::logic_error("cache reading: buffers of another size asked on one thread");
   }
   if (region.floats == nullptr) {
-    floats = n;
+    region.n = n;
     const size_t bytes = (2 * n * sizeof(float) + kHugePage - 1) / kHugePage * kHugePage;
     void* memory = std::aligned_alloc(kHugePage, bytes);
     if (memory == nullptr) throw std::bad_alloc();
